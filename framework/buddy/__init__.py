@@ -1,0 +1,49 @@
+"""buddy — declarative chat companions: one ``buddy.yaml``, validated, compiled and run.
+
+The package root stays light so the ``buddy`` command starts fast: the loader and its
+dependencies (pydantic, Jinja2, PyYAML) are imported on first use of :func:`load`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from buddy.errors import BuddyError, Issue, ManifestError, PlatformError, ToolError
+
+if TYPE_CHECKING:
+    from buddy.capabilities import DATA_ACCESS_CAPABILITIES
+    from buddy.compile.blueprint import Blueprint
+    from buddy.compile.compiler import check, load
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "DATA_ACCESS_CAPABILITIES",
+    "Blueprint",
+    "BuddyError",
+    "Issue",
+    "ManifestError",
+    "PlatformError",
+    "ToolError",
+    "__version__",
+    "check",
+    "load",
+]
+
+_LAZY = {
+    "load": "buddy.compile.compiler",
+    "check": "buddy.compile.compiler",
+    "Blueprint": "buddy.compile.blueprint",
+    "DATA_ACCESS_CAPABILITIES": "buddy.capabilities",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'buddy' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

@@ -1,0 +1,162 @@
+"""The bodies of ``buddy validate``, ``render`` and ``schema``."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Iterator, Sequence
+from datetime import datetime
+from pathlib import Path
+
+from buddy.errors import Issue
+
+__all__ = ["find_manifests", "render", "schema", "schema_text", "validate"]
+
+_SKIP = {".git", ".venv", "venv", "node_modules", "__pycache__"}
+
+
+def find_manifests(path: Path) -> Iterator[Path]:
+    """``path`` itself when a file; else every ``buddy.yaml`` under it, sorted."""
+    if path.is_file():
+        yield path
+        return
+    if (path / "buddy.yaml").is_file():
+        yield path / "buddy.yaml"
+        return
+    for dirpath, dirnames, filenames in os.walk(path):
+        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP and not d.startswith("."))
+        if "buddy.yaml" in filenames:
+            yield Path(dirpath) / "buddy.yaml"
+
+
+def _shown(file: str) -> str:
+    """A path relative to the working directory when it is below it."""
+    if not file or file.startswith("<"):
+        return file
+    try:
+        return Path(file).resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except (ValueError, OSError):
+        return file
+
+
+def _relocated(issue: Issue) -> Issue:
+    return Issue(
+        _shown(issue.file),
+        issue.line,
+        issue.column,
+        issue.path,
+        issue.code,
+        issue.message,
+        issue.hint,
+    )
+
+
+def _github(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def validate(paths: Sequence[str], fmt: str, *, profile: str | None, model: str | None) -> int:
+    """``buddy validate``: exit 0 valid, 1 invalid, 2 usage error."""
+    manifests: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if not path.exists():
+            print(f"buddy validate: {raw}: no such file or directory", file=sys.stderr)
+            return 2
+        found = list(find_manifests(path))
+        if not found:
+            print(f"buddy validate: {raw}: no buddy.yaml found", file=sys.stderr)
+            return 2
+        manifests.extend(found)
+
+    from buddy.compile.compiler import check
+
+    issues: list[Issue] = []
+    invalid = 0
+    for manifest in manifests:
+        _, found_issues = check(manifest, profile=profile, model=model)
+        invalid += bool(found_issues)
+        issues.extend(_relocated(i) for i in found_issues)
+
+    if fmt == "json":
+        print(
+            json.dumps(
+                {"ok": not issues, "errors": [i.to_dict() for i in issues]},
+                ensure_ascii=False,
+                indent=2,
+            )
+        )
+    elif fmt == "github":
+        for i in issues:
+            text = _github(f"{i.message}" + (f" — {i.hint}" if i.hint else ""))
+            where = f"file={i.file}" + (f",line={i.line},col={i.column}" if i.line else "")
+            print(f"::error {where},title=buddy {i.code}::{text}")
+    else:
+        for i in issues:
+            where = f"{i.file}:{i.line}:{i.column}" if i.line else i.file
+            field = f" [{i.path}]" if i.path else ""
+            print(f"{where}: error: {i.message}{field} ({i.code})")
+            if i.hint:
+                print(f"    hint: {i.hint}")
+        count = len(manifests)
+        noun = "buddy" if count == 1 else "buddies"
+        if issues:
+            print(f"{len(issues)} problem(s) in {invalid} of {count} {noun}", file=sys.stderr)
+        else:
+            print(f"ok: {count} {noun} valid", file=sys.stderr)
+    return 1 if issues else 0
+
+
+def render(
+    path: str,
+    fmt: str,
+    conversation: str,
+    now: str | None,
+    *,
+    profile: str | None,
+    model: str | None,
+) -> int:
+    """``buddy render``: print the compiled view, or the problems and exit 1."""
+    moment = None
+    if now is not None:
+        try:
+            moment = datetime.fromisoformat(now)
+        except ValueError:
+            print(f"buddy render: --now {now!r} is not an ISO-8601 instant", file=sys.stderr)
+            return 2
+        if moment.tzinfo is None:
+            print(
+                "buddy render: --now needs a UTC offset, e.g. 2026-01-05T09:00:00+08:00",
+                file=sys.stderr,
+            )
+            return 2
+    target = Path(path)
+    if not target.exists():
+        print(f"buddy render: {path}: no such file or directory", file=sys.stderr)
+        return 2
+
+    from buddy.compile.compiler import check
+    from buddy.compile.render import render_json, render_markdown
+
+    blueprint, issues = check(target, profile=profile, model=model)
+    if blueprint is None:
+        for i in map(_relocated, issues):
+            print(str(i), file=sys.stderr)
+        return 1
+    out = render_json if fmt == "json" else render_markdown
+    sys.stdout.write(out(blueprint, conversation=conversation, now=moment))
+    return 0
+
+
+def schema_text() -> str:
+    """The JSON Schema of buddy.yaml, as committed in docs/buddy.schema.json."""
+    from buddy.manifest.jsonschema import manifest_json_schema
+
+    return json.dumps(manifest_json_schema(), ensure_ascii=False, indent=2) + "\n"
+
+
+def schema() -> int:
+    """``buddy schema``."""
+    sys.stdout.write(schema_text())
+    return 0

@@ -1,0 +1,77 @@
+"""Entry point of the ``buddy`` command: argument parsing and dispatch only."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+
+__all__ = ["main"]
+
+EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="buddy",
+        description="Declarative chat companions: one buddy.yaml, validated, compiled and run.",
+    )
+    parser.add_argument("--version", action="version", version="%(prog)s 0.1.0")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    model_help = "override the model for this run (default: $BUDDY_MODEL)"
+    profile_help = "apply a profile of the manifest (default: $BUDDY_PROFILE)"
+
+    validate = sub.add_parser(
+        "validate",
+        help="check manifests; print every problem with file, line and column",
+        description="Validate buddy manifests. Directories are searched for buddy.yaml. "
+        "Exit 0 when all are valid, 1 when any is invalid, 2 on a usage error.",
+    )
+    validate.add_argument("paths", nargs="+", metavar="PATH")
+    validate.add_argument("--format", choices=("text", "json", "github"), default="text")
+    validate.add_argument("--profile", help=profile_help)
+    validate.add_argument("--model", help=model_help)
+
+    render = sub.add_parser(
+        "render",
+        help="print the compiled view of a buddy (what a reviewer reads)",
+        description="Print the deterministic compiled view of a buddy: model, full system "
+        "prompt, tools with schemas, hooks, subscriptions, data declaration, resources, widgets.",
+    )
+    render.add_argument("path", metavar="PATH")
+    render.add_argument("--format", choices=("markdown", "json"), default="markdown")
+    render.add_argument("--conversation", choices=("private", "group"), default="private")
+    render.add_argument("--now", help="ISO-8601 instant for `now` (default: a fixed example)")
+    render.add_argument("--profile", help=profile_help)
+    render.add_argument("--model", help=model_help)
+
+    sub.add_parser("schema", help="print the JSON Schema of buddy.yaml")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit code."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return EXIT_USAGE
+    if args.command == "schema":
+        from buddy.cli.commands import schema
+
+        return schema()
+    profile = args.profile or os.environ.get("BUDDY_PROFILE") or None
+    model = args.model or os.environ.get("BUDDY_MODEL") or None
+    if args.command == "validate":
+        from buddy.cli.commands import validate
+
+        return validate(args.paths, args.format, profile=profile, model=model)
+    from buddy.cli.commands import render
+
+    return render(args.path, args.format, args.conversation, args.now, profile=profile, model=model)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Compile a validated manifest into a frozen :class:`Blueprint` the runtime consumes."""

@@ -1,0 +1,302 @@
+"""The compiled buddy: frozen dataclasses the runtime consumes.
+
+Pydantic models describe what an author writes; these describe what the runtime holds —
+every name resolved, every default filled in, every path absolute, every schema final.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from buddy.compile.persona import PersonaRenderer
+
+__all__ = [
+    "Blueprint",
+    "DataDeclaration",
+    "DataRequirement",
+    "DenyHook",
+    "HandlerHook",
+    "HandlerRef",
+    "ModelSpec",
+    "ProactiveSpec",
+    "QuietHoursSpec",
+    "Resource",
+    "SubscriptionSpec",
+    "ToolSpec",
+    "TriggerSpec",
+    "WidgetModule",
+    "WidgetType",
+]
+
+ToolKind = Literal["platform", "custom", "declarative"]
+When = Literal["always", "proactive", "group", "private"]
+
+
+@dataclass(frozen=True, slots=True)
+class ModelSpec:
+    """A resolved model: provider preset plus the manifest's options.
+
+    Attributes:
+        provider: Provider id, e.g. ``moonshot``.
+        name: The provider's model name, e.g. ``kimi-k3``.
+        api: Wire format: ``openai``, ``anthropic`` or ``local``.
+        base_url: Endpoint (the preset's unless the manifest overrides it).
+        api_key_env: Environment variable holding the key; empty when none is needed.
+        temperature: Sampling temperature, or ``None`` for the provider's default.
+        max_tokens: Output limit, or ``None``.
+        top_p: Nucleus sampling, or ``None``.
+        fallbacks: Models tried in order after this one keeps failing.
+    """
+
+    provider: str
+    name: str
+    api: str
+    base_url: str
+    api_key_env: str
+    temperature: float | None = None
+    max_tokens: int | None = None
+    top_p: float | None = None
+    fallbacks: tuple[ModelSpec, ...] = ()
+
+    @property
+    def ref(self) -> str:
+        """``provider:name``."""
+        return f"{self.provider}:{self.name}"
+
+
+@dataclass(frozen=True, slots=True)
+class HandlerRef:
+    """A plugin function, located without importing it.
+
+    Attributes:
+        reference: As written, ``module:function``.
+        module: Dotted module name.
+        function: Function name.
+        file: The module's source file.
+        root: The directory to put on ``sys.path`` to import ``module``; empty for
+            installed entry-point packages.
+        is_async: Whether the function is ``async def`` (``None`` when not a plain def).
+    """
+
+    reference: str
+    module: str
+    function: str
+    file: Path
+    root: Path | None
+    is_async: bool | None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """One tool the model can call.
+
+    Attributes:
+        name: The final tool name.
+        kind: ``platform``, ``custom`` or ``declarative``.
+        description: What the model reads (widget tools list each type's modules and fields).
+        parameters: JSON Schema of the arguments (type object).
+        label: What the user sees while it runs; empty for none.
+        handler: The plugin function of a custom tool.
+        uses: The operation of a declarative tool, e.g. ``memory.write``.
+        templates: A declarative tool's templates by field (``key``, ``text``, ``reply`` …).
+        ends_turn: Whether a successful call ends the turn (question and consent cards).
+        timeout_seconds: Per-call limit for a custom tool's body, or ``None``.
+    """
+
+    name: str
+    kind: ToolKind
+    description: str
+    parameters: Mapping[str, Any]
+    label: str = ""
+    handler: HandlerRef | None = None
+    uses: str | None = None
+    templates: Mapping[str, str] = field(default_factory=dict)
+    ends_turn: bool = False
+    timeout_seconds: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DenyHook:
+    """Refuse calls of ``tools`` in turns matching ``when``, telling the model ``reason``."""
+
+    tools: tuple[str, ...]
+    when: When
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class HandlerHook:
+    """A plugin hook function; ``tools`` limits which calls reach it (empty = all)."""
+
+    handler: HandlerRef
+    tools: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class DataRequirement:
+    """A declared dataset, expanded from the capability catalogue."""
+
+    id: str
+    purpose: str
+    title: str
+    source: str
+    schema_version: int
+
+
+@dataclass(frozen=True, slots=True)
+class DataDeclaration:
+    """What the runtime uploads at start (even when empty, to clear an old declaration).
+
+    Attributes:
+        requirements: The declared datasets, in the manifest's order.
+        origin: Where it was declared: the manifest, or a legacy ``data-access.json``.
+    """
+
+    requirements: tuple[DataRequirement, ...]
+    origin: Path | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class QuietHoursSpec:
+    """No proactive message between ``start`` and ``end`` in ``timezone``."""
+
+    start: str
+    end: str
+    timezone: str
+
+
+@dataclass(frozen=True, slots=True)
+class TriggerSpec:
+    """What fires a subscription.
+
+    Attributes:
+        type: ``workout.completed``, ``sleep.ready``, ``data.updated`` or ``schedule``.
+        dataset: For ``data.updated``: only this dataset (``None`` = any).
+        at: For ``schedule``: the first time, with its offset.
+        interval_minutes: For ``schedule``: the fixed repeat interval, or ``None`` for once.
+    """
+
+    type: str
+    dataset: str | None = None
+    at: datetime | None = None
+    interval_minutes: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SubscriptionSpec:
+    """A proactive subscription with every default filled in."""
+
+    key: str
+    title: str
+    reason: str
+    trigger: TriggerSpec
+    quiet_hours: QuietHoursSpec
+    cooldown_minutes: int
+    daily_limit: int
+    activate: Literal["on_first_message", "manual"]
+
+
+@dataclass(frozen=True, slots=True)
+class ProactiveSpec:
+    """What the model is told in proactive turns, and the subscriptions."""
+
+    prompt: str
+    subscriptions: tuple[SubscriptionSpec, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Resource:
+    """A Markdown file under ``resources/``.
+
+    Attributes:
+        path: Relative to the resources folder, ``/``-separated (as ``resource.list()`` shows).
+        file: The file on disk.
+        size: Bytes.
+        sha256: Content digest, so a review sees when a resource changed.
+    """
+
+    path: str
+    file: Path
+    size: int
+    sha256: str
+
+
+@dataclass(frozen=True, slots=True)
+class WidgetModule:
+    """One module of a widget type, with the JSON Schema of one record."""
+
+    name: str
+    title: str
+    record: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class WidgetType:
+    """A widget type from ``widgets/<type>/schema.json``."""
+
+    type: str
+    title: str
+    description: str
+    modules: tuple[WidgetModule, ...]
+    file: Path
+
+
+@dataclass(frozen=True, slots=True)
+class Blueprint:
+    """A compiled buddy, ready for the runtime.
+
+    Attributes:
+        name: The manifest's slug.
+        title: Display title (the name when none is given).
+        description: One paragraph, or empty.
+        manifest: The buddy's ``buddy.yaml``.
+        profile: The selected profile, or ``None``.
+        model: The model, after profile and override.
+        persona: Renders the system prompt for a conversation.
+        tools: Every tool, in the manifest's order.
+        before_hooks: ``before_tool_call`` rules, in order.
+        after_hooks: ``after_tool_call`` rules, in order.
+        data: The data declaration the runtime uploads.
+        proactive: Proactive prompt and subscriptions.
+        resources: The resource index, sorted by path.
+        widgets: Widget types, sorted by type id.
+        files: Every file the compiled buddy depends on (manifests, templates, traits,
+            plugins, widget schemas, resources) — for reload and for review.
+    """
+
+    name: str
+    title: str
+    description: str
+    manifest: Path
+    profile: str | None
+    model: ModelSpec
+    persona: PersonaRenderer
+    tools: tuple[ToolSpec, ...]
+    before_hooks: tuple[DenyHook | HandlerHook, ...]
+    after_hooks: tuple[HandlerHook, ...]
+    data: DataDeclaration
+    proactive: ProactiveSpec
+    resources: tuple[Resource, ...]
+    widgets: tuple[WidgetType, ...]
+    files: tuple[Path, ...]
+
+    @property
+    def directory(self) -> Path:
+        """The buddy's directory."""
+        return self.manifest.parent
+
+    def tool(self, name: str) -> ToolSpec:
+        """The tool called ``name``.
+
+        Raises:
+            KeyError: No such tool.
+        """
+        for spec in self.tools:
+            if spec.name == name:
+                return spec
+        raise KeyError(name)

@@ -1,0 +1,827 @@
+"""From a validated manifest to a :class:`~buddy.compile.blueprint.Blueprint`.
+
+Everything that relates several parts of a manifest, or reads other files, is checked
+here — tool names, hook targets, handler references, templates, traits, widget schemas,
+resources, the data declaration — and every problem is reported with the location of
+the value that caused it. Nothing here imports or runs plugin code.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Iterable
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+import jinja2
+from jinja2 import meta
+from pydantic import TypeAdapter, ValidationError
+
+from buddy.capabilities import DATA_ACCESS_CAPABILITIES
+from buddy.compile.blueprint import (
+    Blueprint,
+    DataDeclaration,
+    DataRequirement,
+    DenyHook,
+    HandlerHook,
+    HandlerRef,
+    ModelSpec,
+    ProactiveSpec,
+    QuietHoursSpec,
+    Resource,
+    SubscriptionSpec,
+    ToolSpec,
+    TriggerSpec,
+    WidgetModule,
+    WidgetType,
+)
+from buddy.compile.handlers import HandlerProblem, resolve_handler
+from buddy.compile.persona import (
+    EXAMPLE_NOW,
+    INLINE_NAME,
+    RESERVED_NAMES,
+    PersonaRenderer,
+    describe_failure,
+    find_project_root,
+    make_environment,
+    search_path,
+)
+from buddy.compile.platform_tools import platform_tools
+from buddy.errors import Issue, ManifestError
+from buddy.manifest.load import Source, deep_merge, read_manifest
+from buddy.manifest.locate import issue_at, issues_from_validation, loc_of
+from buddy.manifest.schema import (
+    SLUG_PATTERN,
+    WIDGET_ID_PATTERN,
+    CustomTool,
+    DataSection,
+    DataUpdatedTrigger,
+    DenyRule,
+    EventTrigger,
+    FallbackOptions,
+    HandlerRule,
+    Manifest,
+    MemoryDeleteTool,
+    MemoryListTool,
+    MemoryWriteTool,
+    ModelOptions,
+    ModelRef,
+    ScheduleTrigger,
+    WidgetSchemaFile,
+    did_you_mean,
+)
+from buddy.manifest.yamlio import Document, Loc, YamlPath, load_document, parse_document
+from buddy.models.providers import PROVIDERS, infer_provider
+
+__all__ = ["DEFAULT_PROACTIVE_PROMPT", "check", "load", "manifest_path"]
+
+DEFAULT_PROACTIVE_PROMPT = (
+    "这是主动服务的回合：没有用户刚发来的消息，是订阅的触发条件到了。"
+    "先判断现在开口对用户有没有价值；有就直接写出要发给用户的话，简短、具体；"
+    "没有就只输出跳过标记 [[skip]]，用户什么也不会看到。"
+)
+DEFAULT_REPLIES = {"memory.write": "记下了。", "memory.delete": "删掉了。"}
+_SKIP_DIRS = {"node_modules", "venv", ".venv", "__pycache__"}
+_IDENTIFIER_HINT = "names in `vars` must be identifiers (letters, digits, _) to be usable"
+_model_adapter: TypeAdapter[Any] = TypeAdapter(ModelRef)
+
+
+def manifest_path(path: str | os.PathLike[str]) -> Path:
+    """``buddy.yaml`` inside ``path`` when it is a directory, else ``path`` itself."""
+    candidate = Path(path)
+    return candidate / "buddy.yaml" if candidate.is_dir() else candidate
+
+
+def load(
+    path: str | os.PathLike[str], *, profile: str | None = None, model: str | None = None
+) -> Blueprint:
+    """Load, validate and compile a buddy.
+
+    Args:
+        path: A ``buddy.yaml`` or the directory holding one.
+        profile: A profile of the manifest's ``profiles`` to apply (its model wins).
+        model: A model reference (``provider:name``) overriding everything for this run.
+
+    Returns:
+        The compiled buddy.
+
+    Raises:
+        ManifestError: Carrying every located problem found.
+    """
+    blueprint, issues = check(path, profile=profile, model=model)
+    if blueprint is None:
+        raise ManifestError(issues)
+    return blueprint
+
+
+def check(
+    path: str | os.PathLike[str], *, profile: str | None = None, model: str | None = None
+) -> tuple[Blueprint | None, list[Issue]]:
+    """Like :func:`load`, but returns ``(blueprint or None, issues)`` instead of raising."""
+    source = read_manifest(manifest_path(path))
+    if source.manifest is None or source.doc is None:
+        return None, _unique(source.issues)
+    compiler = _Compiler(source, source.manifest, source.doc)
+    blueprint = compiler.run(profile, model)
+    issues = _unique([*source.issues, *compiler.issues])
+    return (blueprint if not issues else None), issues
+
+
+def _unique(issues: Iterable[Issue]) -> list[Issue]:
+    return sorted(set(issues), key=lambda i: (i.file, i.line, i.column, i.code, i.message))
+
+
+class _Compiler:
+    def __init__(self, source: Source, manifest: Manifest, doc: Document) -> None:
+        self.source = source
+        self.manifest = manifest
+        self.doc = doc
+        self.issues: list[Issue] = []
+        self.root = find_project_root(source.directory)
+        self.files: set[Path] = {p.resolve() for p in source.files}
+
+    # ------------------------------------------------------------ helpers
+
+    def error(
+        self, path: YamlPath, code: str, message: str, hint: str = "", *, key: bool = False
+    ) -> None:
+        self.issues.append(issue_at(self.doc, path, code, message, hint, key=key))
+
+    def directory_of(self, path: YamlPath) -> Path:
+        """The directory of the manifest file that wrote ``path`` (paths are relative to it)."""
+        return self.source.declared_in(path).parent
+
+    def plugin_roots(self, path: YamlPath) -> list[Path]:
+        roots = [self.directory_of(path).resolve(), self.root]
+        return list(dict.fromkeys(roots))
+
+    def handler(self, reference: str, kind: str, path: YamlPath) -> HandlerRef | None:
+        resolved = resolve_handler(reference, kind, self.plugin_roots(path))
+        if isinstance(resolved, HandlerProblem):
+            if resolved.file is not None:
+                self.issues.append(
+                    Issue(
+                        str(resolved.file),
+                        resolved.line,
+                        1,
+                        "",
+                        resolved.code,
+                        resolved.message,
+                        resolved.hint,
+                    )
+                )
+            else:
+                self.error(path, resolved.code, resolved.message, resolved.hint)
+            return None
+        self.files.add(resolved.file.resolve())
+        return resolved
+
+    # ------------------------------------------------------------ run
+
+    def run(self, profile: str | None, override: str | None) -> Blueprint | None:
+        m = self.manifest
+        widgets = self.widgets()
+        resources = self.resources()
+        tools = self.tools(widgets)
+        names = {t.name for t in tools}
+        before, after = self.hooks(names)
+        data = self.data()
+        proactive = self.proactive()
+        model = self.model(profile, override)
+        persona = self.persona()
+        if self.issues or model is None or persona is None:
+            return None
+        self.files.update(p.resolve() for p in persona.files)
+        return Blueprint(
+            name=m.name,
+            title=m.title or m.name,
+            description=m.description or "",
+            manifest=self.source.path.resolve(),
+            profile=profile,
+            model=model,
+            persona=persona,
+            tools=tools,
+            before_hooks=before,
+            after_hooks=after,
+            data=data,
+            proactive=proactive,
+            resources=resources,
+            widgets=widgets,
+            files=tuple(sorted(self.files)),
+        )
+
+    # ------------------------------------------------------------ model
+
+    def model(self, profile: str | None, override: str | None) -> ModelSpec | None:
+        for name in self.manifest.profiles:
+            if not _matches(SLUG_PATTERN, name):
+                self.error(
+                    ("profiles", name),
+                    "pattern",
+                    f"profile name `{name}` is not a slug",
+                    "use lowercase letters, digits and -",
+                    key=True,
+                )
+        ref: Any = self.manifest.model
+        if profile is not None:
+            chosen = self.manifest.profiles.get(profile)
+            if chosen is None:
+                known = list(self.manifest.profiles)
+                hint = did_you_mean(profile, known) or (
+                    f"profiles here: {', '.join(known)}"
+                    if known
+                    else "this manifest has no `profiles`"
+                )
+                where: YamlPath = ("profiles",) if known else ()
+                self.error(
+                    where, "unknown-profile", f"unknown profile `{profile}`", hint, key=bool(known)
+                )
+                return None
+            ref = chosen.model
+        if override is not None:
+            try:
+                ref = _model_adapter.validate_python(override)
+            except ValidationError as exc:
+                detail = exc.errors(include_url=False)[0]
+                self.issues.append(
+                    Issue(
+                        "<--model>",
+                        0,
+                        0,
+                        "model",
+                        str(detail["type"]),
+                        detail["msg"],
+                        "check --model or BUDDY_MODEL",
+                    )
+                )
+                return None
+        return model_spec(ref)
+
+    # ------------------------------------------------------------ persona
+
+    def persona(self) -> PersonaRenderer | None:
+        p = self.manifest.persona
+        ok = True
+        for name in p.vars:
+            if name in RESERVED_NAMES:
+                self.error(
+                    ("persona", "vars", name),
+                    "reserved-var",
+                    f"`{name}` is a reserved name in templates",
+                    f"the reserved names are {', '.join(RESERVED_NAMES)}; rename this var",
+                    key=True,
+                )
+                ok = False
+            elif not name.isidentifier():
+                self.error(
+                    ("persona", "vars", name),
+                    "pattern",
+                    f"`{name}` is not a valid name",
+                    _IDENTIFIER_HINT,
+                    key=True,
+                )
+                ok = False
+        path = search_path(self.source.directory, self.root)
+        declared = self.directory_of(("persona",)).resolve()
+        if declared not in path:
+            path.insert(1, declared)
+        traits = self.traits(path)
+        if not ok or traits is None:
+            return None
+        m = self.manifest
+        renderer = PersonaRenderer(
+            path=path,
+            template=p.template,
+            inline=p.prompt,
+            traits=traits,
+            variables=p.vars,
+            buddy={"name": m.name, "title": m.title or m.name, "description": m.description or ""},
+        )
+        failed = False
+        for kind in ("private", "group"):
+            try:
+                renderer.render(kind=kind, conversation_id=f"example-{kind}", now=EXAMPLE_NOW)
+            except Exception as exc:  # any template failure is the author's to fix
+                self.template_issue(exc, renderer)
+                failed = True
+        return None if failed else renderer
+
+    def template_issue(self, exc: BaseException, renderer: PersonaRenderer) -> None:
+        failure = describe_failure(exc, renderer.name)
+        named: YamlPath = ("persona", "template") if renderer.template else ("persona", "prompt")
+        at = loc_of(self.doc, named)
+        if failure.file == INLINE_NAME:
+            start = self.doc.blocks.get(named)
+            line = max(failure.line, 1)
+            if start is not None:
+                loc = Loc(start.file, start.line + line - 1, start.column)
+            else:
+                loc = Loc(at.file, at.line + line - 1, at.column if line == 1 else 1)
+            self.issues.append(
+                Issue(
+                    loc.file,
+                    loc.line,
+                    loc.column,
+                    "persona.prompt",
+                    failure.code,
+                    f"in the persona prompt: {failure.message}",
+                    "",
+                )
+            )
+            return
+        if failure.code == "template-not-found" and failure.file == renderer.template:
+            choices = list(renderer.templates())
+            wanted = str(getattr(exc, "name", renderer.template))
+            self.error(
+                named,
+                "template-not-found",
+                f"template `{wanted}` not found on the search path",
+                did_you_mean(wanted, choices)
+                or "looked in: " + ", ".join(str(p) for p in renderer.path),
+            )
+            return
+        self.issues.append(
+            Issue(
+                failure.file,
+                failure.line,
+                1,
+                "persona.template",
+                failure.code,
+                failure.message,
+                f"the template is named at {at.file}:{at.line}:{at.column}",
+            )
+        )
+
+    def traits(self, path: list[Path]) -> dict[str, Any] | None:
+        raw = self.manifest.persona.traits
+        if raw is None:
+            return {}
+        items: list[tuple[str, YamlPath]] = (
+            [(raw, ("persona", "traits"))]
+            if isinstance(raw, str)
+            else [(name, ("persona", "traits", i)) for i, name in enumerate(raw)]
+        )
+        merged: dict[str, Any] = {}
+        ok = True
+        for name, where in items:
+            file = _find_on_path(name, path)
+            if file is None:
+                self.error(
+                    where,
+                    "trait-not-found",
+                    f"trait file `{name}` not found",
+                    "trait names are relative paths looked up on the template search path: "
+                    + ", ".join(str(p) for p in path),
+                )
+                ok = False
+                continue
+            self.files.add(file.resolve())
+            loaded = load_document(file, str(file))
+            if isinstance(loaded, Issue):
+                if loaded.code == "yaml-not-mapping":
+                    loaded = Issue(
+                        loaded.file,
+                        loaded.line,
+                        loaded.column,
+                        "",
+                        "trait-invalid",
+                        "a trait file must be a mapping of names to values",
+                    )
+                self.issues.append(loaded)
+                ok = False
+                continue
+            merged = deep_merge(merged, loaded.data)
+        return merged if ok else None
+
+    # ------------------------------------------------------------ tools
+
+    def tools(self, widgets: tuple[WidgetType, ...]) -> tuple[ToolSpec, ...]:
+        platform_names = [t for t in self.manifest.tools if isinstance(t, str)]
+        platform = platform_tools(platform_names, widgets)
+        seen: set[str] = set()
+        out: list[ToolSpec] = []
+        for index, item in enumerate(self.manifest.tools):
+            path: YamlPath = ("tools", index)
+            name = item if isinstance(item, str) else item.name
+            name_path = path if isinstance(item, str) else (*path, "name")
+            if name in seen:
+                self.error(
+                    name_path,
+                    "tool-duplicate",
+                    f"tool `{name}` is listed twice",
+                    "tool names must be unique; remove or rename one",
+                )
+                continue
+            seen.add(name)
+            if isinstance(item, str):
+                out.append(platform[item])
+            elif isinstance(item, CustomTool):
+                ref = self.handler(item.handler, "tool", (*path, "handler"))
+                if ref is not None:
+                    out.append(
+                        ToolSpec(
+                            name=item.name,
+                            kind="custom",
+                            description=item.description,
+                            parameters=item.parameters,
+                            label=item.label or "",
+                            handler=ref,
+                            timeout_seconds=item.timeout_seconds,
+                        )
+                    )
+            else:
+                spec = self.declarative(item, path)
+                if spec is not None:
+                    out.append(spec)
+        return tuple(out)
+
+    def declarative(
+        self, item: MemoryWriteTool | MemoryDeleteTool | MemoryListTool, path: YamlPath
+    ) -> ToolSpec | None:
+        fields = {
+            f: getattr(item, f)
+            for f in ("key", "text", "prefix", "reply")
+            if getattr(item, f, None) is not None
+        }
+        env = make_environment([])
+        used: dict[str, set[str]] = {}
+        ok = True
+        for field, text in fields.items():
+            try:
+                used[field] = meta.find_undeclared_variables(env.parse(text))
+            except jinja2.TemplateSyntaxError as exc:
+                self.error(
+                    (*path, field),
+                    "tool-template",
+                    f"`{field}` is not a valid template: {exc.message}",
+                )
+                ok = False
+        if not ok:
+            return None
+        variables = sorted(set().union(*used.values())) if used else []
+        if item.parameters is not None:
+            parameters = item.parameters
+            known = set(parameters.get("properties", {}))
+            for field, names in used.items():
+                for name in sorted(names - known):
+                    self.error(
+                        (*path, field),
+                        "tool-template",
+                        f"`{field}` uses `{name}`, which is not among the tool's parameters",
+                        did_you_mean(name, sorted(known)) or "add it to `parameters.properties`",
+                    )
+                    ok = False
+        else:
+            parameters = {
+                "type": "object",
+                "properties": {v: {"type": "string", "minLength": 1} for v in variables},
+                "required": variables,
+                "additionalProperties": False,
+            }
+        if not ok:
+            return None
+        templates = dict(fields)
+        if "reply" not in templates and item.uses in DEFAULT_REPLIES:
+            templates["reply"] = DEFAULT_REPLIES[item.uses]
+        return ToolSpec(
+            name=item.name,
+            kind="declarative",
+            description=item.description,
+            parameters=parameters,
+            label=item.label or "",
+            uses=item.uses,
+            templates=templates,
+        )
+
+    # ------------------------------------------------------------ hooks
+
+    def hooks(
+        self, tools: set[str]
+    ) -> tuple[tuple[DenyHook | HandlerHook, ...], tuple[HandlerHook, ...]]:
+        before: list[DenyHook | HandlerHook] = []
+        after: list[HandlerHook] = []
+        hooks = self.manifest.hooks
+        for index, rule in enumerate(hooks.before_tool_call):
+            path: YamlPath = ("hooks", "before_tool_call", index)
+            if isinstance(rule, DenyRule):
+                self.hook_targets(rule.deny, tools, (*path, "deny"))
+                before.append(DenyHook(tuple(rule.deny), rule.when, rule.reason))
+            else:
+                hook = self.handler_hook(rule, "before", path, tools)
+                if hook is not None:
+                    before.append(hook)
+        for index, rule in enumerate(hooks.after_tool_call):
+            hook = self.handler_hook(rule, "after", ("hooks", "after_tool_call", index), tools)
+            if hook is not None:
+                after.append(hook)
+        return tuple(before), tuple(after)
+
+    def handler_hook(
+        self, rule: HandlerRule, kind: str, path: YamlPath, tools: set[str]
+    ) -> HandlerHook | None:
+        if rule.tools:
+            self.hook_targets(rule.tools, tools, (*path, "tools"))
+        ref = self.handler(rule.handler, kind, (*path, "handler"))
+        return HandlerHook(ref, tuple(rule.tools or ())) if ref is not None else None
+
+    def hook_targets(self, names: list[str], tools: set[str], path: YamlPath) -> None:
+        for index, name in enumerate(names):
+            if name not in tools:
+                self.error(
+                    (*path, index),
+                    "hook-unknown-tool",
+                    f"`{name}` is not one of this buddy's tools",
+                    did_you_mean(name, sorted(tools)) or "list the tool under `tools` first",
+                )
+
+    # ------------------------------------------------------------ data
+
+    def data(self) -> DataDeclaration:
+        legacy = self.source.directory / "data-access.json"
+        section = self.manifest.data
+        origin: Path | None = self.source.declared_in(("data",)) if section is not None else None
+        doc: Document = self.doc
+        prefix: YamlPath = ("data",)
+        if legacy.is_file():
+            if section is not None:
+                self.error(
+                    ("data",),
+                    "data-duplicate",
+                    "the data declaration is in both buddy.yaml and data-access.json",
+                    "keep one: move data-access.json's requirements under `data:`",
+                    key=True,
+                )
+                return DataDeclaration(())
+            loaded = load_document(legacy, str(legacy))
+            if isinstance(loaded, Issue):
+                self.issues.append(loaded)
+                return DataDeclaration(())
+            try:
+                section = DataSection.model_validate(loaded.data)
+            except ValidationError as exc:
+                self.issues.extend(issues_from_validation(loaded, exc, DataSection))
+                return DataDeclaration(())
+            doc, prefix, origin = loaded, (), legacy.resolve()
+            self.files.add(origin)
+        if section is None:
+            return DataDeclaration(())
+        seen: set[str] = set()
+        out: list[DataRequirement] = []
+        for index, req in enumerate(section.requirements):
+            if req.id in seen:
+                self.issues.append(
+                    issue_at(
+                        doc,
+                        (*prefix, "requirements", index, "id"),
+                        "data-duplicate",
+                        f"dataset `{req.id}` is declared twice",
+                        "keep one entry",
+                    )
+                )
+                continue
+            seen.add(req.id)
+            cap = DATA_ACCESS_CAPABILITIES[req.id]
+            out.append(
+                DataRequirement(req.id, req.purpose, cap.title, cap.source, cap.schema_version)
+            )
+        return DataDeclaration(tuple(out), origin)
+
+    # ------------------------------------------------------------ proactive
+
+    def proactive(self) -> ProactiveSpec:
+        section = self.manifest.proactive
+        seen: set[str] = set()
+        subs: list[SubscriptionSpec] = []
+        for index, sub in enumerate(section.subscriptions):
+            if sub.key in seen:
+                self.error(
+                    ("proactive", "subscriptions", index, "key"),
+                    "subscription-duplicate",
+                    f"subscription key `{sub.key}` is used twice",
+                    "keys must be unique",
+                )
+                continue
+            seen.add(sub.key)
+            trigger = sub.trigger
+            if isinstance(trigger, str):
+                spec = TriggerSpec(trigger)
+            elif isinstance(trigger, EventTrigger):
+                spec = TriggerSpec(trigger.type)
+            elif isinstance(trigger, DataUpdatedTrigger):
+                spec = TriggerSpec(trigger.type, dataset=trigger.dataset)
+            else:
+                assert isinstance(trigger, ScheduleTrigger)
+                spec = TriggerSpec(
+                    trigger.type, at=trigger.at, interval_minutes=trigger.interval_minutes
+                )
+            quiet = sub.quiet_hours
+            subs.append(
+                SubscriptionSpec(
+                    key=sub.key,
+                    title=sub.title,
+                    reason=sub.reason,
+                    trigger=spec,
+                    quiet_hours=QuietHoursSpec(quiet.start, quiet.end, quiet.timezone)
+                    if quiet
+                    else QuietHoursSpec("22:30", "08:00", "Asia/Shanghai"),
+                    cooldown_minutes=sub.cooldown_minutes,
+                    daily_limit=sub.daily_limit,
+                    activate=sub.activate,
+                )
+            )
+        return ProactiveSpec(section.prompt or DEFAULT_PROACTIVE_PROMPT, tuple(subs))
+
+    # ------------------------------------------------------------ resources and widgets
+
+    def folder(self, field: str) -> Path | None:
+        value: str = getattr(self.manifest, field)
+        explicit = field in self.doc.data
+        base = self.directory_of((field,)) if explicit else self.source.directory
+        folder = (base / value).resolve()
+        if folder.is_dir():
+            return folder
+        if explicit:
+            self.error(
+                (field,),
+                "dir-not-found",
+                f"`{field}: {value}` — no such directory",
+                f"looked for {folder}",
+            )
+        return None
+
+    def resources(self) -> tuple[Resource, ...]:
+        folder = self.folder("resources")
+        if folder is None:
+            return ()
+        out: list[Resource] = []
+        for dirpath, dirnames, filenames in os.walk(folder):
+            dirnames[:] = sorted(
+                d for d in dirnames if d not in _SKIP_DIRS and not d.startswith(".")
+            )
+            for filename in filenames:
+                file = Path(dirpath) / filename
+                if filename.startswith(".") or not filename.endswith(".md"):
+                    continue
+                if not file.resolve().is_relative_to(folder):  # a symlink leading out
+                    continue
+                content = file.read_bytes()
+                rel = PurePosixPath(file.relative_to(folder).as_posix())
+                out.append(
+                    Resource(
+                        str(rel), file.resolve(), len(content), hashlib.sha256(content).hexdigest()
+                    )
+                )
+                self.files.add(file.resolve())
+        return tuple(sorted(out, key=lambda r: r.path))
+
+    def widgets(self) -> tuple[WidgetType, ...]:
+        folder = self.folder("widgets")
+        if folder is None:
+            return ()
+        out: list[WidgetType] = []
+        for entry in sorted(folder.iterdir()):
+            if not entry.is_dir() or entry.name.startswith(".") or entry.name in _SKIP_DIRS:
+                continue
+            widget = self.widget(entry)
+            if widget is not None:
+                out.append(widget)
+        return tuple(out)
+
+    def widget(self, folder: Path) -> WidgetType | None:
+        file = folder / "schema.json"
+        shown = str(file)
+        if not _matches(WIDGET_ID_PATTERN, folder.name):
+            self.issues.append(
+                Issue(
+                    str(folder),
+                    0,
+                    0,
+                    "",
+                    "widget-schema",
+                    f"widget type id `{folder.name}` is not valid",
+                    "name the folder with lowercase letters, digits, _ and -",
+                )
+            )
+            return None
+        if not file.is_file():
+            self.issues.append(
+                Issue(
+                    shown,
+                    0,
+                    0,
+                    "",
+                    "widget-schema",
+                    f"widget folder `{folder.name}` has no schema.json",
+                )
+            )
+            return None
+        self.files.add(file.resolve())
+        doc = _json_document(file, shown)
+        if isinstance(doc, Issue):
+            self.issues.append(doc)
+            return None
+        try:
+            parsed = WidgetSchemaFile.model_validate(doc.data)
+        except ValidationError as exc:
+            self.issues.extend(
+                Issue(i.file, i.line, i.column, i.path, "widget-schema", i.message, i.hint)
+                for i in issues_from_validation(doc, exc, WidgetSchemaFile)
+            )
+            return None
+        import jsonschema  # only when a buddy has widgets
+
+        modules: list[WidgetModule] = []
+        for name, module in parsed.modules.items():
+            where: YamlPath = ("modules", name, "record")
+            try:
+                jsonschema.Draft202012Validator.check_schema(module.record)
+            except jsonschema.SchemaError as exc:
+                self.issues.append(
+                    issue_at(
+                        doc,
+                        (*where, *exc.path),
+                        "widget-record-schema",
+                        f"record schema of module `{name}` is invalid: {exc.message}",
+                    )
+                )
+                continue
+            if module.record.get("type") != "object":
+                self.issues.append(
+                    issue_at(
+                        doc,
+                        where,
+                        "widget-record-schema",
+                        f"record schema of module `{name}` must have `type: object`",
+                    )
+                )
+                continue
+            modules.append(WidgetModule(name, module.title or name, module.record))
+        if len(modules) != len(parsed.modules):
+            return None
+        return WidgetType(
+            folder.name, parsed.title, parsed.description or "", tuple(modules), file.resolve()
+        )
+
+
+def model_spec(ref: Any) -> ModelSpec:
+    """A :class:`ModelSpec` from a validated model reference (string or mapping)."""
+    if isinstance(ref, str):
+        provider, sep, name = ref.partition(":")
+        if not sep:
+            provider, name = str(infer_provider(ref)), ref
+        preset = PROVIDERS[provider]
+        return ModelSpec(provider, name, preset.api, preset.base_url, preset.api_key_env)
+    assert isinstance(ref, ModelOptions | FallbackOptions)
+    provider = ref.provider or str(infer_provider(ref.name))
+    preset = PROVIDERS[provider]
+    fallbacks = tuple(model_spec(f) for f in ref.fallbacks) if isinstance(ref, ModelOptions) else ()
+    return ModelSpec(
+        provider,
+        ref.name,
+        preset.api,
+        ref.base_url or preset.base_url,
+        preset.api_key_env,
+        ref.temperature,
+        ref.max_tokens,
+        ref.top_p,
+        fallbacks,
+    )
+
+
+def _matches(pattern: str, value: str) -> bool:
+    import re
+
+    return re.match(pattern, value) is not None
+
+
+def _find_on_path(name: str, path: list[Path]) -> Path | None:
+    parts = PurePosixPath(name).parts
+    if not parts or PurePosixPath(name).is_absolute() or ".." in parts:
+        return None
+    for directory in path:
+        candidate = directory.joinpath(*parts)
+        if candidate.is_file() and candidate.resolve().is_relative_to(directory.resolve()):
+            return candidate
+    return None
+
+
+def _json_document(file: Path, shown: str) -> Document | Issue:
+    """Parse JSON strictly (json module), with node locations from the YAML composer."""
+    loaded = load_document(file, shown)  # size limit, encoding, and locations
+    try:
+        text = file.read_text(encoding="utf-8-sig")
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return Issue(shown, exc.lineno, exc.colno, "", "widget-json", f"invalid JSON: {exc.msg}")
+    except (OSError, UnicodeDecodeError) as exc:
+        return Issue(shown, 0, 0, "", "widget-json", f"cannot read the file: {exc}")
+    if isinstance(loaded, Issue):
+        if loaded.code == "file-too-large":
+            return loaded
+        loaded = parse_document("{}", shown)  # JSON that YAML cannot read: no locations
+    loaded.data = data
+    if not isinstance(data, dict):
+        return Issue(shown, 1, 1, "", "widget-schema", "schema.json must hold a JSON object")
+    return loaded

@@ -1,0 +1,217 @@
+"""Persona templates: the search path, the sandbox, and rendering a system prompt.
+
+Templates run in Jinja2's ``SandboxedEnvironment`` with ``StrictUndefined`` (an
+undefined name is an error, never an empty string) and autoescape off (prompts are not
+HTML). Names are looked up on a search path: the buddy's directory, then every
+``personas/`` directory from there up to the project root, then installed template packs
+(entry-point group ``buddy.personas``).
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.util
+import types
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta, timezone
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import jinja2
+from jinja2.sandbox import SandboxedEnvironment
+
+__all__ = [
+    "EXAMPLE_NOW",
+    "INLINE_NAME",
+    "RESERVED_NAMES",
+    "PersonaRenderer",
+    "TemplateFailure",
+    "find_project_root",
+    "make_environment",
+    "search_path",
+]
+
+INLINE_NAME = "<persona.prompt>"
+RESERVED_NAMES = ("traits", "buddy", "conversation", "now")
+# The instant `validate` and `render` use for `now`, so their output is reproducible.
+EXAMPLE_NOW = datetime(2026, 1, 5, 9, 0, tzinfo=timezone(timedelta(hours=8)))
+_ROOT_MARKERS = (".git", "pyproject.toml")
+
+
+def find_project_root(start: Path) -> Path:
+    """The nearest directory at or above ``start`` holding ``.git`` or ``pyproject.toml``.
+
+    Falls back to ``start`` itself, so a lone buddy never searches the whole disk.
+    """
+    start = start.resolve()
+    for directory in (start, *start.parents):
+        if any((directory / marker).exists() for marker in _ROOT_MARKERS):
+            return directory
+    return start
+
+
+@cache
+def _pack_directories() -> tuple[Path, ...]:
+    """Directories of installed template packs (entry points ``buddy.personas``).
+
+    An entry point names a package; its directory is found without importing it.
+    """
+    found: list[Path] = []
+    for entry in sorted(importlib.metadata.entry_points(group="buddy.personas"), key=str):
+        spec = importlib.util.find_spec(entry.value.split(":")[0].split(".")[0])
+        if spec is not None and spec.submodule_search_locations:
+            base = Path(next(iter(spec.submodule_search_locations)))
+            rest = entry.value.split(":")[0].split(".")[1:]
+            found.append(base.joinpath(*rest))
+    return tuple(found)
+
+
+def search_path(buddy_dir: Path, root: Path) -> list[Path]:
+    """Where template and trait names are looked up, in order."""
+    buddy_dir = buddy_dir.resolve()
+    path = [buddy_dir]
+    for directory in (buddy_dir, *buddy_dir.parents):
+        candidate = directory / "personas"
+        if candidate.is_dir():
+            path.append(candidate)
+        if directory == root:
+            break
+    path.extend(_pack_directories())
+    return path
+
+
+class _Loader(jinja2.FileSystemLoader):
+    """A file loader that remembers every template file it served."""
+
+    def __init__(self, searchpath: Sequence[Path], seen: set[Path]) -> None:
+        super().__init__([str(p) for p in searchpath], encoding="utf-8", followlinks=False)
+        self.seen = seen
+
+    def get_source(
+        self, environment: jinja2.Environment, template: str
+    ) -> tuple[str, str, Callable[[], bool]]:
+        source, filename, uptodate = super().get_source(environment, template)
+        self.seen.add(Path(filename))
+        return source, filename, uptodate
+
+
+def make_environment(
+    path: Sequence[Path], inline: str | None = None, seen: set[Path] | None = None
+) -> SandboxedEnvironment:
+    """A sandboxed, strict environment over ``path``; ``inline`` is served as ``INLINE_NAME``."""
+    files = _Loader(path, seen if seen is not None else set())
+    loaders: list[jinja2.BaseLoader] = [files]
+    if inline is not None:
+        loaders.insert(
+            0,
+            jinja2.FunctionLoader(
+                lambda name: (inline, INLINE_NAME, lambda: True) if name == INLINE_NAME else None
+            ),
+        )
+    return SandboxedEnvironment(
+        loader=jinja2.ChoiceLoader(loaders),
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,
+        keep_trailing_newline=True,
+        auto_reload=False,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class TemplateFailure:
+    """Where a template failed: the template file (or ``INLINE_NAME``), its line, and why."""
+
+    file: str
+    line: int
+    code: str
+    message: str
+
+
+def describe_failure(exc: BaseException, fallback: str) -> TemplateFailure:
+    """Locate a Jinja error at the template file and line where it happened."""
+    if isinstance(exc, jinja2.TemplateSyntaxError):
+        return TemplateFailure(
+            exc.filename or exc.name or fallback, exc.lineno, "template-syntax", exc.message or ""
+        )
+    file, line = fallback, 0
+    tb: types.TracebackType | None = exc.__traceback__
+    while tb is not None:
+        name = tb.tb_frame.f_code.co_filename
+        if (
+            name == INLINE_NAME
+            or name.endswith((".j2", ".jinja", ".jinja2"))
+            or (Path(name).is_file() and not name.endswith(".py"))
+        ):
+            file, line = name, tb.tb_lineno
+        tb = tb.tb_next
+    if isinstance(exc, jinja2.TemplateNotFound):
+        return TemplateFailure(file, line, "template-not-found", f"template {exc.name!r} not found")
+    if isinstance(exc, jinja2.UndefinedError):
+        return TemplateFailure(file, line, "template-undefined", exc.message or str(exc))
+    return TemplateFailure(file, line, "template-error", f"{type(exc).__name__}: {exc}")
+
+
+class PersonaRenderer:
+    """Renders a buddy's system prompt for one conversation.
+
+    Built once per compiled buddy; :meth:`render` is called per conversation (the
+    template is compiled on first use and cached by the environment).
+    """
+
+    def __init__(
+        self,
+        *,
+        path: Sequence[Path],
+        template: str | None,
+        inline: str | None,
+        traits: Mapping[str, Any],
+        variables: Mapping[str, Any],
+        buddy: Mapping[str, str],
+    ) -> None:
+        self.path = tuple(path)
+        self.template = template
+        self.inline = inline
+        self.traits = types.MappingProxyType(dict(traits))
+        self.variables = types.MappingProxyType(dict(variables))
+        self.buddy = types.MappingProxyType(dict(buddy))
+        self.files: set[Path] = set()
+        self._env = make_environment(self.path, inline, self.files)
+
+    @property
+    def name(self) -> str:
+        """The template's name, or ``INLINE_NAME`` for an inline prompt."""
+        return self.template or INLINE_NAME
+
+    def context(
+        self, *, kind: str = "private", conversation_id: str = "", now: datetime | None = None
+    ) -> dict[str, Any]:
+        """The names a template sees."""
+        return {
+            **self.variables,
+            "traits": self.traits,
+            "buddy": self.buddy,
+            "conversation": {"kind": kind, "id": conversation_id},
+            "now": now or datetime.now(UTC).astimezone(),
+        }
+
+    def render(
+        self, *, kind: str = "private", conversation_id: str = "", now: datetime | None = None
+    ) -> str:
+        """The system prompt for a conversation of ``kind`` (``private`` or ``group``).
+
+        Raises:
+            jinja2.TemplateError: The template failed (validation makes this unlikely).
+        """
+        template = self._env.get_template(self.name)
+        return template.render(self.context(kind=kind, conversation_id=conversation_id, now=now))
+
+    def templates(self) -> Iterator[str]:
+        """Every template name on the search path (for "did you mean")."""
+        try:
+            yield from self._env.list_templates(
+                filter_func=lambda n: n.endswith((".j2", ".jinja", ".jinja2", ".md", ".txt"))
+            )
+        except (TypeError, OSError):  # pragma: no cover - a loader that cannot list
+            return

@@ -1,0 +1,89 @@
+"""Every exception buddy raises, in one place.
+
+The class tree::
+
+    BuddyError
+    ├── ManifestError      a buddy author's mistake in buddy.yaml or a file it names;
+    │                      carries every located problem found, not only the first
+    ├── PlatformError      the platform refused or failed a request (status + reason)
+    └── ToolError          an error a tool body raises for the model to read
+
+A user's mistake, a platform failure and an error meant for the model are different
+things and are caught in different places, so they never share a class.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+__all__ = ["BuddyError", "Issue", "ManifestError", "PlatformError", "ToolError"]
+
+
+class BuddyError(Exception):
+    """Base class of every error raised by buddy."""
+
+
+@dataclass(frozen=True, slots=True)
+class Issue:
+    """One located problem in a manifest or in a file the manifest names.
+
+    Attributes:
+        file: Path of the file the problem is in, as given or found.
+        line: 1-based line (0 when the problem has no position, e.g. a missing file).
+        column: 1-based column (0 when unknown).
+        path: The field path inside the manifest, e.g. ``tools[2].parameters``;
+            empty for problems outside the manifest's fields.
+        code: A stable, machine-readable code such as ``unknown-key``.
+        message: What is wrong, in one sentence.
+        hint: How to fix it; empty when there is nothing useful to add.
+    """
+
+    file: str
+    line: int
+    column: int
+    path: str
+    code: str
+    message: str
+    hint: str = ""
+
+    def to_dict(self) -> dict[str, str | int]:
+        """The normative JSON shape used by ``buddy validate --format json``."""
+        return asdict(self)
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}:{self.column}" if self.line else self.file
+        field = f" [{self.path}]" if self.path else ""
+        text = f"{where}: {self.message}{field} ({self.code})"
+        return f"{text}\n    hint: {self.hint}" if self.hint else text
+
+
+class ManifestError(BuddyError):
+    """A manifest (or a file it names) is invalid.
+
+    Attributes:
+        issues: Every problem found, sorted by file, line and column.
+    """
+
+    def __init__(self, issues: list[Issue]) -> None:
+        self.issues = sorted(issues, key=lambda i: (i.file, i.line, i.column, i.code))
+        count = len(self.issues)
+        head = f"{count} problem{'s' if count != 1 else ''} in the manifest"
+        super().__init__("\n".join([head, *map(str, self.issues)]))
+
+
+class PlatformError(BuddyError):
+    """The platform answered a request with an error, or could not be reached.
+
+    Attributes:
+        status: The HTTP status, or 0 when no response arrived.
+        reason: The platform's reason string.
+    """
+
+    def __init__(self, status: int, reason: str) -> None:
+        self.status = status
+        self.reason = reason
+        super().__init__(f"platform error {status}: {reason}" if status else reason)
+
+
+class ToolError(BuddyError):
+    """Raised inside a tool body; its message becomes the error result the model sees."""

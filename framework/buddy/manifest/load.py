@@ -1,0 +1,170 @@
+"""Read a ``buddy.yaml``: parse, follow ``extends``, validate against the schema.
+
+The result keeps the merged data's locations, so every later check can point at the
+file, line and column that a value came from — in the buddy's own manifest or in the
+manifest it extends.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from buddy.errors import Issue
+from buddy.manifest.locate import issue_at, issues_from_validation
+from buddy.manifest.schema import Manifest
+from buddy.manifest.yamlio import Document, YamlPath, load_document
+
+__all__ = ["MAX_EXTENDS_DEPTH", "Source", "deep_merge", "read_manifest"]
+
+MAX_EXTENDS_DEPTH = 16
+
+
+@dataclass(slots=True)
+class Source:
+    """A manifest read from disk.
+
+    Attributes:
+        path: The buddy's ``buddy.yaml``.
+        doc: The merged, located data (``extends`` followed).
+        manifest: The validated manifest, or ``None`` when validation failed.
+        issues: Everything wrong so far.
+        files: Every manifest file read, the buddy's own first.
+    """
+
+    path: Path
+    doc: Document | None
+    manifest: Manifest | None
+    issues: list[Issue] = field(default_factory=list)
+    files: list[Path] = field(default_factory=list)
+
+    @property
+    def directory(self) -> Path:
+        """The buddy's directory."""
+        return self.path.parent
+
+    def declared_in(self, path: YamlPath) -> Path:
+        """The manifest file that wrote the value at ``path`` (the buddy's own by default)."""
+        if self.doc is not None:
+            loc = self.doc.values.get(path)
+            if loc is not None:
+                return Path(loc.file)
+        return self.path
+
+
+def deep_merge(base: Any, override: Any) -> Any:
+    """Mappings merge key by key, recursively; lists and scalars in ``override`` replace."""
+    if isinstance(base, dict) and isinstance(override, dict):
+        merged = dict(base)
+        for key, value in override.items():
+            merged[key] = deep_merge(base[key], value) if key in base else value
+        return merged
+    return override
+
+
+def read_manifest(path: Path) -> Source:
+    """Parse, merge and validate the manifest at ``path`` (never raises for bad input)."""
+    source = Source(path=path, doc=None, manifest=None)
+    doc = _read_chain(path, (), source)
+    if doc is None:
+        return source
+    doc.data.pop("extends", None)
+    source.doc = doc
+    try:
+        source.manifest = Manifest.model_validate(doc.data)
+    except ValidationError as exc:
+        source.issues.extend(issues_from_validation(doc, exc, Manifest))
+    return source
+
+
+def _read_chain(path: Path, chain: tuple[Path, ...], source: Source) -> Document | None:
+    loaded = load_document(path)
+    source.files.append(path)
+    if isinstance(loaded, Issue):
+        source.issues.append(loaded)
+        return None
+    extends = loaded.data.get("extends")
+    if extends is None:
+        return loaded
+    if not isinstance(extends, str) or not extends:
+        return loaded  # the schema reports the wrong type
+    target = (path.parent / extends).resolve()
+    here = (*chain, path.resolve())
+    if target in here:
+        cycle = " → ".join(p.name for p in (*here[here.index(target) :], target))
+        source.issues.append(
+            issue_at(
+                loaded,
+                ("extends",),
+                "extends-cycle",
+                f"`extends` makes a cycle: {cycle}",
+                "a manifest cannot extend itself, directly or through others",
+            )
+        )
+        return None
+    if len(here) > MAX_EXTENDS_DEPTH:
+        source.issues.append(
+            issue_at(
+                loaded,
+                ("extends",),
+                "extends-cycle",
+                f"`extends` chains deeper than {MAX_EXTENDS_DEPTH} manifests",
+            )
+        )
+        return None
+    if not target.is_file():
+        source.issues.append(
+            issue_at(
+                loaded,
+                ("extends",),
+                "extends-missing",
+                f"`extends` names {extends!r}, which does not exist",
+                f"looked for {target}; the path is relative to {path.name}",
+            )
+        )
+        return None
+    base = _read_chain(Path(_display(target, path, extends)), here, source)
+    if base is None:
+        return None
+    base.data.pop("extends", None)
+    return _merge_documents(base, loaded)
+
+
+def _display(target: Path, origin: Path, given: str) -> str:
+    # Keep paths as the author wrote them (relative stays relative) for readable errors.
+    return str(target) if Path(given).is_absolute() else os.path.normpath(origin.parent / given)
+
+
+def _has(data: Any, path: YamlPath) -> bool:
+    for part in path:
+        if isinstance(data, dict) and part in data:
+            data = data[part]
+        elif isinstance(data, list) and isinstance(part, int) and part < len(data):
+            data = data[part]
+        else:
+            return False
+    return True
+
+
+def _merge_documents(base: Document, child: Document) -> Document:
+    merged = Document(child.file, deep_merge(base.data, child.data))
+
+    def visit(path: YamlPath, value: Any) -> None:
+        origin = child if _has(child.data, path) else base
+        for table in ("values", "keys", "blocks"):
+            located = getattr(origin, table).get(path)
+            if located is not None:
+                getattr(merged, table)[path] = located
+        if isinstance(value, dict):
+            for key, item in value.items():
+                visit((*path, key), item)
+        elif isinstance(value, list):
+            for index, item in enumerate(value):
+                visit((*path, index), item)
+
+    visit((), merged.data)
+    return merged

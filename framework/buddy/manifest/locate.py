@@ -1,0 +1,222 @@
+"""Turn validation errors into located :class:`~buddy.errors.Issue` objects.
+
+Pydantic reports a ``loc`` made of field names, list indices and union tags. We walk it
+against the actual data, skipping the tags, to find the YAML node the error concerns and
+so its file, line and column.
+"""
+
+from __future__ import annotations
+
+import types
+import typing
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+from pydantic_core import ErrorDetails
+
+from buddy.errors import Issue
+from buddy.manifest.schema import CUSTOM_ERROR_CODES, did_you_mean
+from buddy.manifest.yamlio import Document, Loc, YamlPath, format_path
+
+__all__ = ["issue_at", "issues_from_validation", "loc_of"]
+
+_CODES = {
+    "missing": "missing-key",
+    "extra_forbidden": "unknown-key",
+    "string_pattern_mismatch": "pattern",
+    "string_too_short": "length",
+    "string_too_long": "length",
+    "too_short": "length",
+    "too_long": "length",
+    "greater_than": "range",
+    "greater_than_equal": "range",
+    "less_than": "range",
+    "less_than_equal": "range",
+    "literal_error": "enum",
+    "union_tag_invalid": "enum",
+}
+_HINTS = {
+    "pattern": "check the allowed characters and length",
+    "type": "check the value's type; quote it to make a string",
+}
+
+
+def loc_of(doc: Document, path: YamlPath, *, key: bool = False) -> Loc:
+    """The location of the node at ``path`` (its key when ``key``), or its nearest ancestor."""
+    if key and path in doc.keys:
+        return doc.keys[path]
+    while path not in doc.values and path:
+        path = path[:-1]
+    return doc.values.get(path, Loc(doc.file, 1, 1))
+
+
+def issue_at(
+    doc: Document, path: YamlPath, code: str, message: str, hint: str = "", *, key: bool = False
+) -> Issue:
+    """An :class:`Issue` located at the node of ``path`` in ``doc``."""
+    loc = loc_of(doc, path, key=key)
+    return Issue(loc.file, loc.line, loc.column, format_path(path), code, message, hint)
+
+
+def issues_from_validation(
+    doc: Document, error: ValidationError, root: type[BaseModel], prefix: YamlPath = ()
+) -> list[Issue]:
+    """Map every error of a pydantic validation of ``doc.data[prefix]`` to an :class:`Issue`."""
+    return [_one(doc, detail, root, prefix) for detail in error.errors(include_url=False)]
+
+
+def _walk(data: Any, loc: tuple[str | int, ...]) -> YamlPath:
+    path: list[str | int] = []
+    node = data
+    for part in loc:
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+            path.append(part)
+        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+            node = node[part]
+            path.append(part)
+        # Otherwise the part is a union tag or a key that is absent: skip it.
+    return tuple(path)
+
+
+def _sub(data: Any, path: YamlPath) -> Any:
+    for part in path:
+        data = data[part]
+    return data
+
+
+def _one(doc: Document, detail: ErrorDetails, root: type[BaseModel], prefix: YamlPath) -> Issue:
+    kind = detail["type"]
+    loc = tuple(detail["loc"])
+    ctx = detail.get("ctx") or {}
+    data = _sub(doc.data, prefix)
+    path = prefix + _walk(data, loc)
+    code = _CODES.get(kind) or (
+        "type"
+        if kind.endswith(("_type", "_parsing")) or kind == "model_attributes_type"
+        else kind
+        if kind in CUSTOM_ERROR_CODES
+        else "invalid-value"
+    )
+    message = detail["msg"]
+    hint = _HINTS.get(code, "")
+    on_key = False
+    if kind == "missing":
+        name = loc[-1]
+        path = (*path, name)
+        message = f"missing required key `{name}`"
+        hint = f"add `{name}:` here"
+        return _issue_missing(doc, path, code, message, hint)
+    if kind == "extra_forbidden":
+        name = str(loc[-1])
+        allowed = _allowed_keys(root, loc[:-1])
+        message = f"unknown key `{name}`"
+        guess = did_you_mean(name, allowed) if allowed else ""
+        hint = guess or (f"allowed keys: {', '.join(allowed)}" if allowed else "remove it")
+        on_key = True
+    elif loc and loc[-1] == "[key]":
+        on_key = True
+    elif kind in ("literal_error", "union_tag_invalid"):
+        given = detail.get("input")
+        if kind == "union_tag_invalid":
+            given = ctx.get("tag")
+            field = str(ctx.get("discriminator", "")).strip("'")
+            if isinstance(_sub(doc.data, path), dict) and field in _sub(doc.data, path):
+                path = (*path, field)
+        expected = str(ctx.get("expected") or ctx.get("expected_tags") or "")
+        options = [o.strip(" '") for o in expected.replace(" or ", ",").split(",") if o.strip()]
+        message = f"`{given}` is not allowed here; expected {expected}"
+        hint = did_you_mean(str(given), options) if isinstance(given, str) else ""
+    elif code == "type":
+        message = f"{message} (got {_describe(detail.get('input'))})"
+    return issue_at(doc, path, code, message, hint, key=on_key)
+
+
+def _issue_missing(doc: Document, path: YamlPath, code: str, message: str, hint: str) -> Issue:
+    parent = loc_of(doc, path[:-1])
+    return Issue(parent.file, parent.line, parent.column, format_path(path), code, message, hint)
+
+
+def _describe(value: Any) -> str:
+    if value is None:
+        return "nothing (null)"
+    if isinstance(value, bool):
+        return f"the boolean {str(value).lower()}"
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, int | float):
+        return f"the number {value}"
+    return f"{type(value).__name__} {value!r}"
+
+
+def _allowed_keys(root: Any, loc: tuple[str | int, ...]) -> list[str]:
+    """The field names of the model at ``loc`` (a pydantic loc, union tags included)."""
+    candidates = [root]
+    for part in loc:
+        following: list[Any] = []
+        for tp in candidates:
+            following.extend(_step(tp, part))
+        candidates = following
+    keys: list[str] = []
+    for tp in candidates:
+        for model in _models(tp):
+            keys.extend(k for k in model.model_fields if k not in keys)
+    return keys
+
+
+def _unwrap(tp: Any) -> list[Any]:
+    """Flatten Annotated / Optional / Union into member types, keeping union tags."""
+    origin = typing.get_origin(tp)
+    if origin is typing.Annotated:
+        return _unwrap(typing.get_args(tp)[0])
+    if origin in (typing.Union, types.UnionType):
+        out: list[Any] = []
+        for arg in typing.get_args(tp):
+            out.extend(_unwrap(arg))
+        return out
+    return [tp]
+
+
+def _tags(tp: Any) -> list[str]:
+    if typing.get_origin(tp) is not typing.Annotated:
+        return []
+    return [str(getattr(m, "tag", "")) for m in typing.get_args(tp)[1:] if hasattr(m, "tag")]
+
+
+def _models(tp: Any) -> list[type[BaseModel]]:
+    return [t for t in _unwrap(tp) if isinstance(t, type) and issubclass(t, BaseModel)]
+
+
+def _step(tp: Any, part: str | int) -> list[Any]:
+    out: list[Any] = []
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        for arg in typing.get_args(tp):
+            if part in _tags(arg):
+                return [arg]  # a union tag: the walk stays on this member
+        for arg in typing.get_args(tp):
+            out.extend(_step(arg, part))
+        return out
+    if origin is typing.Annotated:
+        return _step(typing.get_args(tp)[0], part)
+    if isinstance(tp, type) and issubclass(tp, BaseModel):
+        field = tp.model_fields.get(str(part))
+        if field is not None:
+            return [field.annotation]
+        if str(part) in (tp.__name__, *(_literal_values(tp))):
+            return [tp]
+        return []
+    if origin is list and isinstance(part, int):
+        return [typing.get_args(tp)[0]]
+    if origin is dict and isinstance(part, str):
+        return [typing.get_args(tp)[1]]
+    return out
+
+
+def _literal_values(model: type[BaseModel]) -> list[str]:
+    field = model.model_fields.get("uses") or model.model_fields.get("type")
+    if field is None:
+        return []
+    return [str(v) for v in typing.get_args(field.annotation)]

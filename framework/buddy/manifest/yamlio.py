@@ -1,0 +1,337 @@
+"""Plain YAML in, plain data out — with the file, line and column of every node.
+
+Rules (why: a buddy.yaml is config a reviewer reads, not a program):
+
+* PyYAML's *safe* composer only; every node's tag must be a plain-data tag, so
+  ``!!python/object`` and friends are refused rather than silently ignored.
+* Scalars are resolved the YAML 1.2 way: only ``true``/``false`` are booleans
+  (``on``, ``yes``, ``no`` stay strings) and there are no base-60 numbers
+  (``22:30`` is the string ``"22:30"``, not 1350) and no implicit octal.
+* Duplicate mapping keys are errors (PyYAML keeps the last one silently).
+* Alias expansion is bounded, so a "billion laughs" document is refused at once.
+* Files larger than :data:`MAX_FILE_BYTES` are refused before parsing.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from yaml.events import AliasEvent
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from buddy.errors import Issue
+
+__all__ = [
+    "MAX_ALIAS_EXPANSION",
+    "MAX_FILE_BYTES",
+    "Document",
+    "Loc",
+    "YamlPath",
+    "format_path",
+    "load_document",
+    "parse_document",
+]
+
+MAX_FILE_BYTES = 1024 * 1024
+MAX_ALIAS_EXPANSION = 10_000
+
+YamlPath = tuple[str | int, ...]
+
+_STR = "tag:yaml.org,2002:str"
+_INT = "tag:yaml.org,2002:int"
+_FLOAT = "tag:yaml.org,2002:float"
+_BOOL = "tag:yaml.org,2002:bool"
+_NULL = "tag:yaml.org,2002:null"
+_TIMESTAMP = "tag:yaml.org,2002:timestamp"
+_SEQ = "tag:yaml.org,2002:seq"
+_MAP = "tag:yaml.org,2002:map"
+_PLAIN_TAGS = {_STR, _INT, _FLOAT, _BOOL, _NULL, _TIMESTAMP, _SEQ, _MAP}
+
+
+@dataclass(frozen=True, slots=True)
+class Loc:
+    """A position in a file; ``line`` and ``column`` are 1-based."""
+
+    file: str
+    line: int
+    column: int
+
+
+@dataclass(slots=True)
+class Document:
+    """A parsed YAML (or JSON) file.
+
+    Attributes:
+        file: The file's path as given.
+        data: The plain data: dicts, lists, str, int, float, bool, None, datetime.
+        values: Location of each value node, by path.
+        keys: Location of each mapping key, by the path of its value.
+        blocks: For block scalars (``|`` / ``>``), where their text starts.
+    """
+
+    file: str
+    data: Any
+    values: dict[YamlPath, Loc] = field(default_factory=dict)
+    keys: dict[YamlPath, Loc] = field(default_factory=dict)
+    blocks: dict[YamlPath, Loc] = field(default_factory=dict)
+
+
+def format_path(path: YamlPath) -> str:
+    """``("tools", 2, "name")`` → ``tools[2].name``."""
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+class _Alias:
+    """A use of an anchor, kept apart so expansion can be counted and located."""
+
+    __slots__ = ("mark", "target")
+
+    def __init__(self, target: Node, mark: yaml.Mark) -> None:
+        self.target = target
+        self.mark = mark
+
+
+class _Loader(yaml.SafeLoader):
+    """Safe loader with YAML 1.2 core-schema resolution and visible aliases."""
+
+    yaml_implicit_resolvers = {}  # noqa: RUF012 - PyYAML's own class-level table, replaced
+
+    def compose_node(self, parent: Node | None, index: Any) -> Node | None:
+        if self.check_event(AliasEvent):
+            mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
+            target = super().compose_node(parent, index)
+            assert target is not None
+            return _Alias(target, mark)  # type: ignore[return-value]
+        return super().compose_node(parent, index)
+
+
+def _resolver(tag: str, pattern: str, first: str) -> None:
+    _Loader.add_implicit_resolver(tag, re.compile(pattern, re.X), list(first))
+
+
+_resolver(_BOOL, r"^(?:true|True|TRUE|false|False|FALSE)$", "tTfF")
+_resolver(_INT, r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$", "-+0123456789")
+_resolver(
+    _FLOAT,
+    r"""^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?
+        |[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$""",
+    "-+.0123456789",
+)
+_resolver(_NULL, r"^(?:~|null|Null|NULL)$", "~nN")
+_Loader.add_implicit_resolver(_NULL, re.compile(r"^$"), [""])
+_resolver(
+    _TIMESTAMP,
+    r"""^(?:[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}
+        |[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}(?:[Tt]|[ \t]+)[0-9]{1,2}:[0-9]{2}:[0-9]{2}
+         (?:\.[0-9]*)?(?:[ \t]*(?:Z|[-+][0-9]{1,2}(?::[0-9]{2})?))?)$""",
+    "0123456789",
+)
+
+
+class _Error(Exception):
+    def __init__(self, issue: Issue) -> None:
+        self.issue = issue
+
+
+class _Builder:
+    """Turns the composed node graph into plain data, recording locations."""
+
+    def __init__(self, file: str, lines: list[str]) -> None:
+        self.doc = Document(file=file, data=None)
+        self.lines = lines
+        self.expanded = 0
+        self.alias_mark: yaml.Mark | None = None
+        self.constructor = _Loader("")
+
+    def loc(self, mark: yaml.Mark) -> Loc:
+        return Loc(self.doc.file, mark.line + 1, mark.column + 1)
+
+    def fail(self, mark: yaml.Mark | None, code: str, message: str, hint: str = "") -> _Error:
+        loc = self.loc(mark) if mark else Loc(self.doc.file, 1, 1)
+        return _Error(Issue(loc.file, loc.line, loc.column, "", code, message, hint))
+
+    def build(self, node: Node | _Alias, path: YamlPath, stack: tuple[int, ...] = ()) -> Any:
+        if isinstance(node, _Alias):
+            if id(node.target) in stack:
+                raise self.fail(node.mark, "yaml-alias-limit", "an alias refers to itself")
+            # Nodes reached through an alias are located at the alias, where the author looks.
+            self._place(path, node.mark, stack)
+            if not stack:
+                self.alias_mark = node.mark
+            return self.build(node.target, path, (*stack, id(node.target)))
+        if stack:
+            self.expanded += 1
+            if self.expanded > MAX_ALIAS_EXPANSION:
+                raise self.fail(
+                    self.alias_mark,
+                    "yaml-alias-limit",
+                    f"aliases expand to more than {MAX_ALIAS_EXPANSION} nodes",
+                    "use aliases for small repeated blocks only",
+                )
+        self._place(path, node.start_mark, stack)
+        if node.tag not in _PLAIN_TAGS:
+            raise self.fail(
+                node.start_mark,
+                "yaml-tag",
+                f"the tag {node.tag!r} is not allowed",
+                "buddy.yaml is plain data: remove the tag",
+            )
+        if isinstance(node, ScalarNode):
+            return self._scalar(node, path, stack)
+        if isinstance(node, SequenceNode):
+            return [self.build(item, (*path, i), stack) for i, item in enumerate(node.value)]
+        if isinstance(node, MappingNode):
+            return self._mapping(node, path, stack)
+        raise self.fail(node.start_mark, "yaml-syntax", "unsupported node")  # pragma: no cover
+
+    def _place(self, path: YamlPath, mark: yaml.Mark, stack: tuple[int, ...]) -> None:
+        if not stack:
+            self.doc.values.setdefault(path, self.loc(mark))
+
+    def _mapping(self, node: MappingNode, path: YamlPath, stack: tuple[int, ...]) -> dict[Any, Any]:
+        out: dict[Any, Any] = {}
+        for key_node, value_node in node.value:
+            if isinstance(key_node, _Alias) or not isinstance(key_node, ScalarNode):
+                mark = key_node.mark if isinstance(key_node, _Alias) else key_node.start_mark
+                raise self.fail(mark, "yaml-syntax", "mapping keys must be plain scalars")
+            if key_node.tag not in _PLAIN_TAGS:
+                raise self.fail(
+                    key_node.start_mark, "yaml-tag", f"the tag {key_node.tag!r} is not allowed"
+                )
+            key = self._scalar(key_node, path, stack)
+            if isinstance(key, bool | float) or key is None:
+                key = key_node.value
+            try:
+                duplicate = key in out
+            except TypeError:  # an unhashable key (cannot happen for scalars)  # pragma: no cover
+                duplicate = False
+            if duplicate:
+                raise self.fail(
+                    key_node.start_mark,
+                    "yaml-duplicate-key",
+                    f"duplicate key {key!r}",
+                    f"the key {key!r} appears earlier in this mapping; keep one",
+                )
+            child = (*path, key)
+            if not stack:
+                self.doc.keys.setdefault(child, self.loc(key_node.start_mark))
+            out[key] = self.build(value_node, child, stack)
+        return out
+
+    def _scalar(self, node: ScalarNode, path: YamlPath, stack: tuple[int, ...]) -> Any:
+        tag = node.tag
+        text: str = node.value
+        if node.style in ("|", ">") and not stack:
+            self.doc.blocks.setdefault(path, self._block_start(node))
+        if tag == _STR:
+            return text
+        if tag == _NULL:
+            return None
+        if tag == _BOOL:
+            return text.lower() == "true"
+        if tag == _INT:
+            try:
+                if text.startswith(("0x", "0o")):
+                    return int(text[2:], 16 if text[1] == "x" else 8)
+                return int(text, 10)
+            except ValueError:
+                raise self.fail(
+                    node.start_mark, "yaml-syntax", f"{text!r} is not an integer"
+                ) from None
+        if tag == _FLOAT:
+            try:
+                return float(
+                    text.replace(".inf", "inf").replace(".Inf", "inf").replace(".INF", "inf")
+                )
+            except ValueError:
+                raise self.fail(
+                    node.start_mark, "yaml-syntax", f"{text!r} is not a number"
+                ) from None
+        try:
+            return self.constructor.construct_yaml_timestamp(node)
+        except ValueError as exc:
+            raise self.fail(node.start_mark, "yaml-syntax", f"invalid timestamp: {exc}") from None
+
+    def _block_start(self, node: ScalarNode) -> Loc:
+        for index in range(node.start_mark.line + 1, len(self.lines)):
+            line = self.lines[index]
+            if line.strip():
+                return Loc(self.doc.file, index + 1, len(line) - len(line.lstrip(" ")) + 1)
+        return self.loc(node.start_mark)  # pragma: no cover - empty block
+
+
+def parse_document(text: str, file: str) -> Document:
+    """Parse YAML text into a located :class:`Document`.
+
+    Raises:
+        ManifestIssue: wrapped in ``_Error``; use :func:`load_document` for the public API.
+    """
+    loader = _Loader(text)
+    try:
+        root = loader.get_single_node()
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+        problem = exc.problem or "invalid YAML"
+        if "could not determine a constructor" in problem or "tag" in problem:
+            code = "yaml-tag"
+        else:
+            code = "yaml-syntax"
+        hint = exc.context or ""
+        raise _Error(Issue(file, line, col, "", code, f"YAML: {problem}", hint)) from None
+    finally:
+        loader.dispose()
+    builder = _Builder(file, text.splitlines())
+    if root is None:
+        raise _Error(
+            Issue(file, 1, 1, "", "yaml-not-mapping", "the file is empty", "write a mapping")
+        )
+    data = builder.build(root, ())
+    if not isinstance(data, dict):
+        raise builder.fail(
+            root.start_mark if not isinstance(root, _Alias) else root.mark,
+            "yaml-not-mapping",
+            "the top level must be a mapping of keys to values",
+        )
+    builder.doc.data = data
+    return builder.doc
+
+
+def load_document(path: Path, display: str | None = None) -> Document | Issue:
+    """Read and parse a YAML or JSON file, or return the :class:`Issue` that stops it."""
+    file = display or str(path)
+    try:
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            return Issue(
+                file,
+                0,
+                0,
+                "",
+                "file-too-large",
+                f"the file has {size} bytes; the limit is {MAX_FILE_BYTES} (1 MiB)",
+                "split large content into resources/ or trait files",
+            )
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return Issue(file, 0, 0, "", "file-not-found", "no such file")
+    except IsADirectoryError:
+        return Issue(file, 0, 0, "", "file-not-found", "this is a directory, not a file")
+    except OSError as exc:
+        return Issue(file, 0, 0, "", "file-not-found", f"cannot read the file: {exc.strerror}")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        return Issue(file, line, 1, "", "yaml-syntax", "the file is not valid UTF-8")
+    try:
+        return parse_document(text, file)
+    except _Error as exc:
+        return exc.issue

@@ -1,0 +1,46 @@
+"""Shared fixtures: throwaway buddy projects on disk."""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+MINIMAL = """\
+name: case
+model: test
+persona:
+  prompt: 你好，我是 {{ buddy.name }}。
+"""
+
+Write = Callable[..., Path]
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """An empty project root (the `pyproject.toml` marks where search paths stop)."""
+    (tmp_path / "pyproject.toml").write_text("")
+    return tmp_path
+
+
+@pytest.fixture
+def write(project: Path) -> Write:
+    """Write files into the project; returns the path of the first one written.
+
+    Usage: ``write({"buddy.yaml": "...", "plugins/x.py": "..."})``; text is dedented.
+    """
+
+    def _write(files: dict[str, str]) -> Path:
+        first: Path | None = None
+        for name, text in files.items():
+            path = project / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(textwrap.dedent(text), encoding="utf-8")
+            first = first or path
+        assert first is not None
+        return first
+
+    return _write

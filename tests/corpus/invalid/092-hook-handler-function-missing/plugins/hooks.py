@@ -1,0 +1,6 @@
+def guard(call, conversation):
+    return None
+
+
+def scrub(call, result, conversation):
+    return None

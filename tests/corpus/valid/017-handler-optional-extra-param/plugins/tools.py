@@ -1,0 +1,2 @@
+def run(conversation, params, extra=None, *args, **kwargs):
+    return "ok"
