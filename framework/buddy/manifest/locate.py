@@ -99,7 +99,12 @@ def _one(doc: Document, detail: ErrorDetails, root: type[BaseModel], prefix: Yam
         else "invalid-value"
     )
     message = detail["msg"]
-    hint = _HINTS.get(code, "")
+    hint = str(ctx.get("hint") or _HINTS.get(code, ""))
+    field = next((str(p) for p in reversed(path) if isinstance(p, str)), "value")
+    if code == "length":
+        message = _length_message(field, detail.get("input"), ctx)
+    elif code == "range":
+        message = _range_message(field, detail.get("input"), ctx)
     on_key = False
     if kind == "missing":
         name = loc[-1]
@@ -130,6 +135,28 @@ def _one(doc: Document, detail: ErrorDetails, root: type[BaseModel], prefix: Yam
     elif code == "type":
         message = f"{message} (got {_describe(detail.get('input'))})"
     return issue_at(doc, path, code, message, hint, key=on_key)
+
+
+def _length_message(field: str, given: Any, ctx: dict[str, Any]) -> str:
+    size = len(given) if isinstance(given, str | list | dict) else None
+    unit = "characters" if isinstance(given, str) else "items"
+    have = f"has {size} {unit}" if size is not None else "has the wrong length"
+    if "max_length" in ctx:
+        return f"`{field}` {have}; at most {ctx['max_length']} allowed"
+    if "min_length" in ctx:
+        needed = ctx["min_length"]
+        if needed == 1 and isinstance(given, str):
+            return f"`{field}` must not be empty"
+        return f"`{field}` {have}; at least {needed} required"
+    return f"`{field}` {have}"
+
+
+_BOUNDS = {"ge": "≥", "gt": ">", "le": "≤", "lt": "<"}
+
+
+def _range_message(field: str, given: Any, ctx: dict[str, Any]) -> str:
+    bound = next((f"{sign} {ctx[k]}" for k, sign in _BOUNDS.items() if k in ctx), "in range")
+    return f"`{field}` must be {bound} (got {given})"
 
 
 def _issue_missing(doc: Document, path: YamlPath, code: str, message: str, hint: str) -> Issue:

@@ -119,9 +119,7 @@ def did_you_mean(word: str, choices: list[str] | tuple[str, ...]) -> str:
 
 
 def _choices(word: str, choices: list[str] | tuple[str, ...]) -> str:
-    guess = did_you_mean(word, choices)
-    listed = ", ".join(choices)
-    return f"{guess} Known: {listed}." if guess else f"Known: {listed}."
+    return did_you_mean(word, choices) or f"known: {', '.join(choices)}"
 
 
 class _Strict(BaseModel):
@@ -137,7 +135,7 @@ def _check_model_ref(value: str) -> str:
         if provider not in PROVIDERS:
             raise PydanticCustomError(
                 "unknown-provider",
-                "unknown model provider `{provider}`; {hint}",
+                "unknown model provider `{provider}`",
                 {"provider": provider, "hint": _choices(provider, tuple(PROVIDERS))},
             )
         if not name:
@@ -196,7 +194,7 @@ class _ModelOptionsBase(_Strict):
         if value is not None and value not in PROVIDERS:
             raise PydanticCustomError(
                 "unknown-provider",
-                "unknown model provider `{provider}`; {hint}",
+                "unknown model provider `{provider}`",
                 {"provider": value, "hint": _choices(value, tuple(PROVIDERS))},
             )
         return value
@@ -281,8 +279,8 @@ def _check_platform_tool(value: str) -> str:
     if value not in PLATFORM_TOOL_NAMES:
         raise PydanticCustomError(
             "unknown-platform-tool",
-            "`{name}` is not a platform tool. {hint} A custom tool is a mapping with "
-            "`name`, `description`, `parameters` and `handler`.",
+            "`{name}` is not a platform tool (a custom tool is a mapping with "
+            "`name`, `description`, `parameters` and `handler`)",
             {"name": value, "hint": _choices(value, PLATFORM_TOOL_NAMES)},
         )
     return value
@@ -495,7 +493,7 @@ def _check_dataset(value: str) -> str:
     if value not in DATA_ACCESS_CAPABILITIES:
         raise PydanticCustomError(
             "unknown-dataset",
-            "`{id}` is not in the capability catalogue. {hint}",
+            "`{id}` is not in the capability catalogue",
             {"id": value, "hint": _choices(value, tuple(DATA_ACCESS_CAPABILITIES))},
         )
     return value

@@ -312,8 +312,8 @@ def load_document(path: Path, display: str | None = None) -> Document | Issue:
         if size > MAX_FILE_BYTES:
             return Issue(
                 file,
-                0,
-                0,
+                1,
+                1,
                 "",
                 "file-too-large",
                 f"the file has {size} bytes; the limit is {MAX_FILE_BYTES} (1 MiB)",

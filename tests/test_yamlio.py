@@ -1,0 +1,137 @@
+"""Plain YAML only: 1.2 scalars, duplicate keys, tags, alias bombs, size limit."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+from buddy.errors import Issue
+from buddy.manifest.yamlio import (
+    MAX_ALIAS_EXPANSION,
+    MAX_FILE_BYTES,
+    Document,
+    format_path,
+    load_document,
+)
+
+
+def _load(tmp_path: Path, text: str) -> Document | Issue:
+    path = tmp_path / "x.yaml"
+    path.write_text(text, encoding="utf-8")
+    return load_document(path, "x.yaml")
+
+
+def _data(tmp_path: Path, text: str) -> object:
+    doc = _load(tmp_path, text)
+    assert isinstance(doc, Document), doc
+    return doc.data
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("on", "on"),
+        ("yes", "yes"),
+        ("no", "no"),
+        ("off", "off"),
+        ("y", "y"),
+        ("true", True),
+        ("False", False),
+        ("22:30", "22:30"),
+        ("010", 10),
+        ("0x1f", 31),
+        ("0o17", 15),
+        ("1.5", 1.5),
+        ("1e3", 1000.0),
+        ("~", None),
+        ("null", None),
+        ("", None),
+        ('"22:30"', "22:30"),
+        ("'123'", "123"),
+        ("1_000", "1_000"),
+    ],
+)
+def test_scalars_resolve_like_yaml_1_2(tmp_path: Path, text: str, value: object) -> None:
+    assert _data(tmp_path, f"a: {text}\n") == {"a": value}
+
+
+def test_timestamps_keep_their_offset(tmp_path: Path) -> None:
+    data = _data(tmp_path, "at: 2026-12-07T20:00:00+08:00\n")
+    assert data == {"at": datetime(2026, 12, 7, 20, tzinfo=timezone(timedelta(hours=8)))}
+
+
+def test_locations_are_one_based_for_values_and_keys(tmp_path: Path) -> None:
+    doc = _load(tmp_path, "a:\n  b: [1, two]\n  c: |\n    line one\n    line two\n")
+    assert isinstance(doc, Document)
+    assert (doc.values[("a", "b", 1)].line, doc.values[("a", "b", 1)].column) == (2, 10)
+    assert (doc.keys[("a", "c")].line, doc.keys[("a", "c")].column) == (3, 3)
+    assert (doc.blocks[("a", "c")].line, doc.blocks[("a", "c")].column) == (4, 5)
+
+
+@pytest.mark.parametrize(
+    ("text", "code", "line", "column"),
+    [
+        ("a: 1\nb: 2\na: 3\n", "yaml-duplicate-key", 3, 1),
+        ("a:\n  x: 1\n  x: 2\n", "yaml-duplicate-key", 3, 3),
+        ("a: !!python/object/apply:os.system [ls]\n", "yaml-tag", 1, 4),
+        ("a: !custom x\n", "yaml-tag", 1, 4),
+        ("a: !!binary aGVsbG8=\n", "yaml-tag", 1, 4),
+        ("a: !!set {x}\n", "yaml-tag", 1, 4),
+        ("- 1\n- 2\n", "yaml-not-mapping", 1, 1),
+        ("just text\n", "yaml-not-mapping", 1, 1),
+        ("", "yaml-not-mapping", 1, 1),
+        ("a: [1, 2\n", "yaml-syntax", 2, 1),
+        ("a: 1\n---\nb: 2\n", "yaml-syntax", 2, 1),
+        ("a: &x [*x]\n", "yaml-alias-limit", 1, 8),
+        ("a: 2026-13-45T00:00:00Z\n", "yaml-syntax", 1, 4),
+    ],
+)
+def test_refused(tmp_path: Path, text: str, code: str, line: int, column: int) -> None:
+    issue = _load(tmp_path, text)
+    assert isinstance(issue, Issue), issue
+    assert (issue.code, issue.line, issue.column) == (code, line, column), issue
+
+
+def test_alias_bomb_is_refused_at_the_first_alias(tmp_path: Path) -> None:
+    lines = ['l0: &l0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    for level in range(1, 10):
+        refs = ", ".join([f"*l{level - 1}"] * 9)
+        lines.append(f"l{level}: &l{level} [{refs}]")
+    issue = _load(tmp_path, "\n".join(lines) + "\n")
+    assert isinstance(issue, Issue)
+    assert issue.code == "yaml-alias-limit"
+    assert str(MAX_ALIAS_EXPANSION) in issue.message
+
+
+def test_small_aliases_are_fine(tmp_path: Path) -> None:
+    data = _data(tmp_path, "base: &b {x: 1}\nuse: *b\n")
+    assert data == {"base": {"x": 1}, "use": {"x": 1}}
+
+
+def test_file_size_limit_both_sides(tmp_path: Path) -> None:
+    head = "a: "
+    fits = head + "x" * (MAX_FILE_BYTES - len(head) - 1) + "\n"
+    assert len(fits.encode()) == MAX_FILE_BYTES
+    assert isinstance(_load(tmp_path, fits), Document)
+    over = head + "x" * (MAX_FILE_BYTES - len(head)) + "\n"
+    issue = _load(tmp_path, over)
+    assert isinstance(issue, Issue)
+    assert issue.code == "file-too-large"
+    assert "1 MiB" in issue.message
+
+
+def test_missing_file_and_bad_encoding(tmp_path: Path) -> None:
+    missing = load_document(tmp_path / "nope.yaml")
+    assert isinstance(missing, Issue)
+    assert missing.code == "file-not-found"
+    path = tmp_path / "latin.yaml"
+    path.write_bytes(b"a: 1\nb: caf\xe9\n")
+    bad = load_document(path)
+    assert isinstance(bad, Issue)
+    assert (bad.code, bad.line) == ("yaml-syntax", 2)
+
+
+def test_format_path() -> None:
+    assert format_path(("tools", 2, "parameters")) == "tools[2].parameters"
+    assert format_path(()) == ""
