@@ -37,7 +37,20 @@ _CODES = {
 }
 _HINTS = {
     "pattern": "check the allowed characters and length",
-    "type": "check the value's type; quote it to make a string",
+}
+_EXPECTED = {
+    "string_type": "a string",
+    "int_type": "an integer",
+    "int_from_float": "an integer",
+    "float_type": "a number",
+    "bool_type": "true or false",
+    "dict_type": "a mapping",
+    "model_type": "a mapping",
+    "model_attributes_type": "a mapping",
+    "list_type": "a list",
+    "datetime_type": "a date-time with a UTC offset",
+    "datetime_parsing": "a date-time with a UTC offset",
+    "datetime_from_date_parsing": "a date-time with a UTC offset",
 }
 
 
@@ -121,19 +134,28 @@ def _one(doc: Document, detail: ErrorDetails, root: type[BaseModel], prefix: Yam
         on_key = True
     elif loc and loc[-1] == "[key]":
         on_key = True
+        message = f"keys of `{format_path(path[:-1])}` must be strings (got {_describe(path[-1])})"
+        hint = "quote the key"
     elif kind in ("literal_error", "union_tag_invalid"):
         given = detail.get("input")
         if kind == "union_tag_invalid":
             given = ctx.get("tag")
-            field = str(ctx.get("discriminator", "")).strip("'")
-            if isinstance(_sub(doc.data, path), dict) and field in _sub(doc.data, path):
-                path = (*path, field)
+            tag_field = str(ctx.get("discriminator", "")).strip("'")
+            if isinstance(_sub(doc.data, path), dict) and tag_field in _sub(doc.data, path):
+                path = (*path, tag_field)
         expected = str(ctx.get("expected") or ctx.get("expected_tags") or "")
         options = [o.strip(" '") for o in expected.replace(" or ", ",").split(",") if o.strip()]
         message = f"`{given}` is not allowed here; expected {expected}"
         hint = did_you_mean(str(given), options) if isinstance(given, str) else ""
     elif code == "type":
-        message = f"{message} (got {_describe(detail.get('input'))})"
+        given = detail.get("input")
+        wanted = _EXPECTED.get(kind)
+        if wanted:
+            message = f"`{format_path(path) or field}` must be {wanted} (got {_describe(given)})"
+            if wanted == "a string" and not isinstance(given, dict | list):
+                hint = "quote the value to make it a string"
+        else:
+            message = f"{message} (got {_describe(given)})"
     return issue_at(doc, path, code, message, hint, key=on_key)
 
 

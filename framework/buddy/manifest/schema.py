@@ -407,7 +407,7 @@ def _tool_tag(value: Any) -> str | None:
         if ("uses" in value) == ("handler" in value):
             return None
         return "declarative-tool" if "uses" in value else "custom-tool"
-    return "platform-tool"  # let the str validator report the wrong type
+    return None
 
 
 PlatformToolName = Annotated[
