@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -53,7 +54,6 @@ from buddy.errors import Issue, ManifestError
 from buddy.manifest.load import Source, deep_merge, read_manifest
 from buddy.manifest.locate import issue_at, issues_from_validation, loc_of
 from buddy.manifest.schema import (
-    SLUG_PATTERN,
     WIDGET_ID_PATTERN,
     CustomTool,
     DataSection,
@@ -185,7 +185,8 @@ class _Compiler:
         widgets = self.widgets()
         resources = self.resources()
         tools = self.tools(widgets)
-        names = {t.name for t in tools}
+        # Hooks may name any declared tool, even one whose own definition has an error.
+        names = {t if isinstance(t, str) else t.name for t in m.tools}
         before, after = self.hooks(names)
         data = self.data()
         proactive = self.proactive()
@@ -215,15 +216,6 @@ class _Compiler:
     # ------------------------------------------------------------ model
 
     def model(self, profile: str | None, override: str | None) -> ModelSpec | None:
-        for name in self.manifest.profiles:
-            if not _matches(SLUG_PATTERN, name):
-                self.error(
-                    ("profiles", name),
-                    "pattern",
-                    f"profile name `{name}` is not a slug",
-                    "use lowercase letters, digits and -",
-                    key=True,
-                )
         ref: Any = self.manifest.model
         if profile is not None:
             chosen = self.manifest.profiles.get(profile)
@@ -244,18 +236,20 @@ class _Compiler:
             try:
                 ref = _model_adapter.validate_python(override)
             except ValidationError as exc:
-                detail = exc.errors(include_url=False)[0]
-                self.issues.append(
-                    Issue(
-                        "<--model>",
-                        0,
-                        0,
-                        "model",
-                        str(detail["type"]),
-                        detail["msg"],
-                        "check --model or BUDDY_MODEL",
+                doc = parse_document("model: override\n", "<--model>")
+                doc.data = {"model": override}
+                for issue in issues_from_validation(doc, exc, Manifest, ("model",)):
+                    self.issues.append(
+                        Issue(
+                            "<--model>",
+                            0,
+                            0,
+                            "model",
+                            issue.code,
+                            issue.message,
+                            issue.hint or "check --model or BUDDY_MODEL",
+                        )
                     )
-                )
                 return None
         return model_spec(ref)
 
@@ -284,9 +278,11 @@ class _Compiler:
                 )
                 ok = False
         path = search_path(self.source.directory, self.root)
-        declared = self.directory_of(("persona",)).resolve()
-        if declared not in path:
-            path.insert(1, declared)
+        # A template or trait written in an extended manifest is also looked up beside it.
+        for written in (("persona", "template"), ("persona", "prompt"), ("persona", "traits")):
+            declared = self.directory_of(written).resolve()
+            if declared not in path:
+                path.insert(1, declared)
         traits = self.traits(path)
         if not ok or traits is None:
             return None
@@ -554,7 +550,7 @@ class _Compiler:
                     key=True,
                 )
                 return DataDeclaration(())
-            loaded = load_document(legacy, str(legacy))
+            loaded = _json_document(legacy, str(legacy), "data-json")
             if isinstance(loaded, Issue):
                 self.issues.append(loaded)
                 return DataDeclaration(())
@@ -692,7 +688,7 @@ class _Compiler:
     def widget(self, folder: Path) -> WidgetType | None:
         file = folder / "schema.json"
         shown = str(file)
-        if not _matches(WIDGET_ID_PATTERN, folder.name):
+        if not re.match(WIDGET_ID_PATTERN, folder.name):
             self.issues.append(
                 Issue(
                     str(folder),
@@ -790,12 +786,6 @@ def model_spec(ref: Any) -> ModelSpec:
     )
 
 
-def _matches(pattern: str, value: str) -> bool:
-    import re
-
-    return re.match(pattern, value) is not None
-
-
 def _find_on_path(name: str, path: list[Path]) -> Path | None:
     parts = PurePosixPath(name).parts
     if not parts or PurePosixPath(name).is_absolute() or ".." in parts:
@@ -807,21 +797,21 @@ def _find_on_path(name: str, path: list[Path]) -> Path | None:
     return None
 
 
-def _json_document(file: Path, shown: str) -> Document | Issue:
+def _json_document(file: Path, shown: str, code: str = "widget-json") -> Document | Issue:
     """Parse JSON strictly (json module), with node locations from the YAML composer."""
     loaded = load_document(file, shown)  # size limit, encoding, and locations
     try:
         text = file.read_text(encoding="utf-8-sig")
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        return Issue(shown, exc.lineno, exc.colno, "", "widget-json", f"invalid JSON: {exc.msg}")
+        return Issue(shown, exc.lineno, exc.colno, "", code, f"invalid JSON: {exc.msg}")
     except (OSError, UnicodeDecodeError) as exc:
-        return Issue(shown, 0, 0, "", "widget-json", f"cannot read the file: {exc}")
+        return Issue(shown, 1, 1, "", code, f"cannot read the file: {exc}")
     if isinstance(loaded, Issue):
         if loaded.code == "file-too-large":
             return loaded
         loaded = parse_document("{}", shown)  # JSON that YAML cannot read: no locations
     loaded.data = data
     if not isinstance(data, dict):
-        return Issue(shown, 1, 1, "", "widget-schema", "schema.json must hold a JSON object")
+        return Issue(shown, 1, 1, "", code, f"{file.name} must hold a JSON object")
     return loaded

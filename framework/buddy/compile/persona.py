@@ -188,10 +188,12 @@ class PersonaRenderer:
         self, *, kind: str = "private", conversation_id: str = "", now: datetime | None = None
     ) -> dict[str, Any]:
         """The names a template sees."""
+        # Plain dicts (not the read-only views held here): error messages then name a
+        # `dict object` rather than an implementation type.
         return {
             **self.variables,
-            "traits": self.traits,
-            "buddy": self.buddy,
+            "traits": dict(self.traits),
+            "buddy": dict(self.buddy),
             "conversation": {"kind": kind, "id": conversation_id},
             "now": now or datetime.now(UTC).astimezone(),
         }

@@ -95,7 +95,8 @@ def _read_chain(path: Path, chain: tuple[Path, ...], source: Source) -> Document
     target = (path.parent / extends).resolve()
     here = (*chain, path.resolve())
     if target in here:
-        cycle = " → ".join(p.name for p in (*here[here.index(target) :], target))
+        start = here[0].parent
+        cycle = " → ".join(os.path.relpath(p, start) for p in (*here[here.index(target) :], target))
         source.issues.append(
             issue_at(
                 loaded,

@@ -18,7 +18,7 @@ from buddy.errors import Issue
 from buddy.manifest.schema import CUSTOM_ERROR_CODES, did_you_mean
 from buddy.manifest.yamlio import Document, Loc, YamlPath, format_path
 
-__all__ = ["issue_at", "issues_from_validation", "loc_of"]
+__all__ = ["error_code", "issue_at", "issues_from_validation", "loc_of"]
 
 _CODES = {
     "missing": "missing-key",
@@ -98,33 +98,31 @@ def _sub(data: Any, path: YamlPath) -> Any:
     return data
 
 
+def error_code(kind: str) -> str:
+    """Our code for a pydantic error type (our own validators raise with our codes)."""
+    if kind in _CODES:
+        return _CODES[kind]
+    if kind.endswith(("_type", "_parsing")):
+        return "type"
+    return kind if kind in CUSTOM_ERROR_CODES else "invalid-value"
+
+
 def _one(doc: Document, detail: ErrorDetails, root: type[BaseModel], prefix: YamlPath) -> Issue:
     kind = detail["type"]
     loc = tuple(detail["loc"])
     ctx = detail.get("ctx") or {}
-    data = _sub(doc.data, prefix)
-    path = prefix + _walk(data, loc)
-    code = _CODES.get(kind) or (
-        "type"
-        if kind.endswith(("_type", "_parsing")) or kind == "model_attributes_type"
-        else kind
-        if kind in CUSTOM_ERROR_CODES
-        else "invalid-value"
-    )
+    given = detail.get("input")
+    path = prefix + _walk(_sub(doc.data, prefix), loc)
+    code = error_code(kind)
     message = detail["msg"]
     hint = str(ctx.get("hint") or _HINTS.get(code, ""))
     field = next((str(p) for p in reversed(path) if isinstance(p, str)), "value")
-    if code == "length":
-        message = _length_message(field, detail.get("input"), ctx)
-    elif code == "range":
-        message = _range_message(field, detail.get("input"), ctx)
     on_key = False
     if kind == "missing":
         name = loc[-1]
-        path = (*path, name)
-        message = f"missing required key `{name}`"
-        hint = f"add `{name}:` here"
-        return _issue_missing(doc, path, code, message, hint)
+        return _issue_missing(
+            doc, (*path, name), code, f"missing required key `{name}`", f"add `{name}:` here"
+        )
     if kind == "extra_forbidden":
         name = str(loc[-1])
         allowed = _allowed_keys(root, loc[:-1])
@@ -137,18 +135,12 @@ def _one(doc: Document, detail: ErrorDetails, root: type[BaseModel], prefix: Yam
         message = f"keys of `{format_path(path[:-1])}` must be strings (got {_describe(path[-1])})"
         hint = "quote the key"
     elif kind in ("literal_error", "union_tag_invalid"):
-        given = detail.get("input")
-        if kind == "union_tag_invalid":
-            given = ctx.get("tag")
-            tag_field = str(ctx.get("discriminator", "")).strip("'")
-            if isinstance(_sub(doc.data, path), dict) and tag_field in _sub(doc.data, path):
-                path = (*path, tag_field)
-        expected = str(ctx.get("expected") or ctx.get("expected_tags") or "")
-        options = [o.strip(" '") for o in expected.replace(" or ", ",").split(",") if o.strip()]
-        message = f"`{given}` is not allowed here; expected {expected}"
-        hint = did_you_mean(str(given), options) if isinstance(given, str) else ""
+        path, message, hint = _enum(doc, path, kind, given, ctx)
+    elif code == "length":
+        message = _length_message(field, given, ctx)
+    elif code == "range":
+        message = _range_message(field, given, ctx)
     elif code == "type":
-        given = detail.get("input")
         wanted = _EXPECTED.get(kind)
         if wanted:
             message = f"`{format_path(path) or field}` must be {wanted} (got {_describe(given)})"
@@ -157,6 +149,30 @@ def _one(doc: Document, detail: ErrorDetails, root: type[BaseModel], prefix: Yam
         else:
             message = f"{message} (got {_describe(given)})"
     return issue_at(doc, path, code, message, hint, key=on_key)
+
+
+def _enum(
+    doc: Document, path: YamlPath, kind: str, given: Any, ctx: dict[str, Any]
+) -> tuple[YamlPath, str, str]:
+    if kind == "union_tag_invalid":
+        given = ctx.get("tag")
+        # Point at the discriminating value (`uses: …`, `type: …`), not the whole mapping.
+        tag_field = str(ctx.get("discriminator", "")).strip("'")
+        node = _sub(doc.data, path)
+        if isinstance(node, dict) and tag_field in node:
+            path = (*path, tag_field)
+    expected = str(ctx.get("expected") or ctx.get("expected_tags") or "")
+    options = [o.strip(" '") for o in expected.replace(" or ", ",").split(",") if o.strip()]
+    if isinstance(given, str) and given in options:
+        # e.g. `version: "1"` where the number 1 is meant
+        return (
+            path,
+            f"the string `{given}` is not allowed here; expected {expected}",
+            ("remove the quotes"),
+        )
+    shown = f"`{given}`" if isinstance(given, str) else _describe(given)
+    hint = did_you_mean(given, options) if isinstance(given, str) else ""
+    return path, f"{shown} is not allowed here; expected {expected}", hint
 
 
 def _length_message(field: str, given: Any, ctx: dict[str, Any]) -> str:

@@ -15,6 +15,7 @@ import difflib
 import re
 import zoneinfo
 from datetime import datetime
+from functools import cache
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -147,8 +148,8 @@ def _check_model_ref(value: str) -> str:
         if provider == "openai-compatible":
             raise PydanticCustomError(
                 "model-base-url",
-                "`openai-compatible` needs a base_url: use the mapping form "
-                "{{provider: openai-compatible, name: ..., base_url: ...}}",
+                "`openai-compatible` needs a base_url: use the mapping form with "
+                "`provider: openai-compatible`, `name` and `base_url`",
             )
         return value
     if infer_provider(value) is None:
@@ -247,6 +248,13 @@ ModelRef = Annotated[
 class Persona(_Strict):
     """Who the buddy is: a shared template or an inline prompt, plus traits and vars."""
 
+    model_config = ConfigDict(
+        strict=True,
+        extra="forbid",
+        frozen=True,
+        json_schema_extra={"oneOf": [{"required": ["template"]}, {"required": ["prompt"]}]},
+    )
+
     template: str | None = Field(
         default=None,
         min_length=1,
@@ -260,7 +268,14 @@ class Persona(_Strict):
         "deep-merged in order and exposed as `traits`.",
     )
     vars: dict[str, Any] = Field(
-        default_factory=dict, description="Values exposed to the template as top-level names."
+        default_factory=dict,
+        description="Values exposed to the template as top-level names.",
+        json_schema_extra={
+            "propertyNames": {
+                "pattern": r"^[A-Za-z_][A-Za-z0-9_]*$",
+                "not": {"enum": ["traits", "buddy", "conversation", "now"]},
+            }
+        },
     )
 
     @model_validator(mode="after")
@@ -530,13 +545,20 @@ def _check_time(value: str) -> str:
     return value
 
 
+@cache
+def _timezones() -> frozenset[str]:
+    # `available_timezones` lists IANA keys only (no `localtime`, no file paths); the
+    # tzdata package guarantees the same list on every machine.
+    return frozenset(zoneinfo.available_timezones())
+
+
 def _check_timezone(value: str) -> str:
-    try:
-        zoneinfo.ZoneInfo(value)
-    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+    if value not in _timezones():
         raise PydanticCustomError(
-            "timezone", "`{value}` is not an IANA timezone such as Asia/Shanghai", {"value": value}
-        ) from None
+            "timezone",
+            "`{value}` is not an IANA timezone such as Asia/Shanghai",
+            {"value": value, "hint": did_you_mean(value, sorted(_timezones()))},
+        )
     return value
 
 
@@ -665,7 +687,10 @@ class Manifest(_Strict):
     proactive: Proactive = Field(default_factory=Proactive)
     resources: str = Field(default="resources", min_length=1)
     widgets: str = Field(default="widgets", min_length=1)
-    profiles: dict[str, Profile] = Field(default_factory=dict)
+    profiles: dict[Annotated[str, Field(pattern=SLUG_PATTERN)], Profile] = Field(
+        default_factory=dict,
+        description="Per-environment model choices, selected with --profile or BUDDY_PROFILE.",
+    )
 
 
 # ---------------------------------------------------------------- widget type files
