@@ -13,6 +13,7 @@ import json
 import os
 import re
 from collections.abc import Iterable
+from functools import cache
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -70,9 +71,19 @@ from buddy.manifest.schema import (
     ModelRef,
     ScheduleTrigger,
     WidgetSchemaFile,
+    canonical_json,
     did_you_mean,
+    schema_problem,
 )
-from buddy.manifest.yamlio import Document, Loc, YamlPath, load_document, parse_document
+from buddy.manifest.yamlio import (
+    MAX_FILE_BYTES,
+    Document,
+    Loc,
+    ParseError,
+    YamlPath,
+    load_document,
+    parse_document,
+)
 from buddy.models.providers import PROVIDERS, infer_provider
 
 __all__ = ["DEFAULT_PROACTIVE_PROMPT", "check", "load", "manifest_path"]
@@ -441,7 +452,7 @@ class _Compiler:
             for f in ("key", "text", "prefix", "reply")
             if getattr(item, f, None) is not None
         }
-        env = make_environment([])
+        env = _template_parser()
         used: dict[str, set[str]] = {}
         ok = True
         for field, text in fields.items():
@@ -726,20 +737,17 @@ class _Compiler:
                 for i in issues_from_validation(doc, exc, WidgetSchemaFile)
             )
             return None
-        import jsonschema  # only when a buddy has widgets
-
         modules: list[WidgetModule] = []
         for name, module in parsed.modules.items():
             where: YamlPath = ("modules", name, "record")
-            try:
-                jsonschema.Draft202012Validator.check_schema(module.record)
-            except jsonschema.SchemaError as exc:
+            problem = schema_problem(canonical_json(module.record))
+            if problem is not None:
                 self.issues.append(
                     issue_at(
                         doc,
-                        (*where, *exc.path),
+                        (*where, *problem[0]),
                         "widget-record-schema",
-                        f"record schema of module `{name}` is invalid: {exc.message}",
+                        f"record schema of module `{name}` is invalid: {problem[1]}",
                     )
                 )
                 continue
@@ -759,6 +767,12 @@ class _Compiler:
         return WidgetType(
             folder.name, parsed.title, parsed.description or "", tuple(modules), file.resolve()
         )
+
+
+@cache
+def _template_parser() -> jinja2.Environment:
+    """A sandboxed environment used only to parse declarative tool templates."""
+    return make_environment([])
 
 
 def model_spec(ref: Any) -> ModelSpec:
@@ -799,18 +813,19 @@ def _find_on_path(name: str, path: list[Path]) -> Path | None:
 
 def _json_document(file: Path, shown: str, code: str = "widget-json") -> Document | Issue:
     """Parse JSON strictly (json module), with node locations from the YAML composer."""
-    loaded = load_document(file, shown)  # size limit, encoding, and locations
     try:
+        if file.stat().st_size > MAX_FILE_BYTES:
+            return Issue(shown, 1, 1, "", "file-too-large", "the file is larger than 1 MiB")
         text = file.read_text(encoding="utf-8-sig")
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         return Issue(shown, exc.lineno, exc.colno, "", code, f"invalid JSON: {exc.msg}")
     except (OSError, UnicodeDecodeError) as exc:
         return Issue(shown, 1, 1, "", code, f"cannot read the file: {exc}")
-    if isinstance(loaded, Issue):
-        if loaded.code == "file-too-large":
-            return loaded
-        loaded = parse_document("{}", shown)  # JSON that YAML cannot read: no locations
+    try:
+        loaded = parse_document(text, shown)  # the same text again, for node locations
+    except ParseError:  # JSON that YAML cannot read (e.g. `\/`): no locations, still checked
+        loaded = parse_document("{}", shown)
     loaded.data = data
     if not isinstance(data, dict):
         return Issue(shown, 1, 1, "", code, f"{file.name} must hold a JSON object")

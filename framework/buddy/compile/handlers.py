@@ -11,7 +11,6 @@ function exists and accepts the arguments it will be called with; plugin code ne
 from __future__ import annotations
 
 import ast
-import importlib.metadata
 import importlib.util
 from dataclasses import dataclass
 from functools import cache
@@ -45,6 +44,8 @@ class HandlerProblem:
 
 @cache
 def _entry_point_modules() -> tuple[str, ...]:
+    import importlib.metadata  # slow to import; only needed for non-`plugins.` references
+
     return tuple(
         sorted(
             {e.value.split(":")[0] for e in importlib.metadata.entry_points(group="buddy.plugins")}
@@ -102,9 +103,28 @@ def _locate(module: str, roots: list[Path]) -> tuple[Path, Path | None] | Handle
     )
 
 
+# Parsed plugin modules by (path, mtime, size): many references into one plugin file parse it
+# once, and an edited file is parsed again.
+_PARSED: dict[tuple[Path, int, int], ast.Module | HandlerProblem] = {}
+
+
 def _parse(file: Path) -> ast.Module | HandlerProblem:
     try:
-        if file.stat().st_size > MAX_PLUGIN_BYTES:
+        stat = file.stat()
+    except OSError as exc:
+        return HandlerProblem("handler-module-missing", f"cannot read {file}: {exc}")
+    key = (file, stat.st_mtime_ns, stat.st_size)
+    parsed = _PARSED.get(key)
+    if parsed is None:
+        if len(_PARSED) > 256:
+            _PARSED.clear()
+        parsed = _PARSED[key] = _parse_uncached(file, stat.st_size)
+    return parsed
+
+
+def _parse_uncached(file: Path, size: int) -> ast.Module | HandlerProblem:
+    try:
+        if size > MAX_PLUGIN_BYTES:
             return HandlerProblem("handler-module-missing", f"{file} is larger than 1 MiB")
         source = file.read_text(encoding="utf-8")
         return ast.parse(source, filename=str(file))

@@ -9,8 +9,6 @@ HTML). Names are looked up on a search path: the buddy's directory, then every
 
 from __future__ import annotations
 
-import importlib.metadata
-import importlib.util
 import types
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -58,6 +56,8 @@ def _pack_directories() -> tuple[Path, ...]:
 
     An entry point names a package; its directory is found without importing it.
     """
+    import importlib.metadata  # slow to import; needed only here
+
     found: list[Path] = []
     for entry in sorted(importlib.metadata.entry_points(group="buddy.personas"), key=str):
         spec = importlib.util.find_spec(entry.value.split(":")[0].split(".")[0])
@@ -97,6 +97,35 @@ class _Loader(jinja2.FileSystemLoader):
         return source, filename, uptodate
 
 
+class _MemoryBytecodeCache(jinja2.BytecodeCache):
+    """Compiled templates shared by every environment in the process.
+
+    Jinja keys each entry by template name, file name and a checksum of the source, so a
+    changed file is recompiled; a shared persona template is compiled once, not once per
+    buddy that extends it. Bounded, oldest first out.
+    """
+
+    def __init__(self, size: int = 512) -> None:
+        self.size = size
+        self.store: dict[str, bytes] = {}
+
+    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        code = self.store.get(bucket.key)
+        if code is not None:
+            bucket.bytecode_from_string(code)
+
+    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        self.store.pop(bucket.key, None)
+        self.store[bucket.key] = bucket.bytecode_to_string()
+        while len(self.store) > self.size:
+            del self.store[next(iter(self.store))]
+
+
+# Shared by all our environments, which are configured identically (the generated code
+# depends on the environment's settings).
+_BYTECODE = _MemoryBytecodeCache()
+
+
 def make_environment(
     path: Sequence[Path], inline: str | None = None, seen: set[Path] | None = None
 ) -> SandboxedEnvironment:
@@ -116,6 +145,7 @@ def make_environment(
         autoescape=False,
         keep_trailing_newline=True,
         auto_reload=False,
+        bytecode_cache=_BYTECODE,
     )
 
 

@@ -12,10 +12,11 @@ generated from these models.
 from __future__ import annotations
 
 import difflib
+import json
 import re
 import zoneinfo
 from datetime import datetime
-from functools import cache
+from functools import cache, lru_cache
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -334,19 +335,35 @@ Label = Annotated[str, Field(min_length=1, max_length=64)]
 Description = Annotated[str, Field(min_length=1, max_length=1024)]
 
 
-def _check_object_schema(value: dict[str, Any]) -> dict[str, Any]:
-    # Imported here: jsonschema is only needed when a manifest has custom tools.
-    import jsonschema
+@lru_cache(maxsize=1024)
+def schema_problem(canonical: str) -> tuple[tuple[str | int, ...], str] | None:
+    """Where and why a JSON Schema (given as canonical JSON text) is invalid, or ``None``.
+
+    Cached: the same parameter and record schemas recur across many buddies.
+    """
+    import jsonschema  # only needed when a manifest has schemas to check
 
     try:
-        jsonschema.Draft202012Validator.check_schema(value)
+        jsonschema.Draft202012Validator.check_schema(json.loads(canonical))
     except jsonschema.SchemaError as exc:
-        where = "/".join(str(p) for p in exc.path) or "(root)"
+        return tuple(exc.path), exc.message
+    return None
+
+
+def canonical_json(value: Any) -> str:
+    """Stable JSON text of ``value`` (a cache key)."""
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+
+
+def _check_object_schema(value: dict[str, Any]) -> dict[str, Any]:
+    problem = schema_problem(canonical_json(value))
+    if problem is not None:
+        where = "/".join(str(p) for p in problem[0]) or "(root)"
         raise PydanticCustomError(
             "tool-schema",
             "parameters is not a valid JSON Schema at {where}: {message}",
-            {"where": where, "message": exc.message},
-        ) from None
+            {"where": where, "message": problem[1]},
+        )
     if value.get("type") != "object":
         raise PydanticCustomError(
             "tool-schema", "parameters must be a JSON Schema with `type: object`"

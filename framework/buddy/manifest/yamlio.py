@@ -30,6 +30,7 @@ __all__ = [
     "MAX_FILE_BYTES",
     "Document",
     "Loc",
+    "ParseError",
     "YamlPath",
     "format_path",
     "load_document",
@@ -98,22 +99,50 @@ class _Alias:
         self.mark = mark
 
 
-class _Loader(yaml.SafeLoader):
-    """Safe loader with YAML 1.2 core-schema resolution and visible aliases."""
+class _Resolver(yaml.resolver.BaseResolver):
+    """YAML 1.2 core-schema resolution (see the module docstring)."""
 
     yaml_implicit_resolvers = {}  # noqa: RUF012 - PyYAML's own class-level table, replaced
 
+
+class _Composer(yaml.composer.Composer):
+    """PyYAML's composer, except that a use of an anchor stays visible as an ``_Alias``."""
+
     def compose_node(self, parent: Node | None, index: Any) -> Node | None:
-        if self.check_event(AliasEvent):
-            mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
+        if self.check_event(AliasEvent):  # type: ignore[attr-defined]
+            mark = self.peek_event().start_mark  # type: ignore[attr-defined]
             target = super().compose_node(parent, index)
             assert target is not None
             return _Alias(target, mark)  # type: ignore[return-value]
         return super().compose_node(parent, index)
 
 
+if yaml.__with_libyaml__:
+    # libyaml's C parser emits the events; composition stays in Python (above), so alias
+    # handling and locations are the same — and parsing is several times faster.
+    from yaml.cyaml import CParser  # type: ignore[attr-defined]
+
+    class _Loader(_Composer, CParser, _Resolver):
+        def __init__(self, stream: str) -> None:
+            CParser.__init__(self, stream)
+            _Resolver.__init__(self)
+            _Composer.__init__(self)
+
+else:  # pragma: no cover - PyYAML built without libyaml
+
+    class _Loader(  # type: ignore[no-redef]
+        yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser, _Composer, _Resolver
+    ):
+        def __init__(self, stream: str) -> None:
+            yaml.reader.Reader.__init__(self, stream)
+            yaml.scanner.Scanner.__init__(self)
+            yaml.parser.Parser.__init__(self)
+            _Composer.__init__(self)
+            _Resolver.__init__(self)
+
+
 def _resolver(tag: str, pattern: str, first: str) -> None:
-    _Loader.add_implicit_resolver(tag, re.compile(pattern, re.X), list(first))
+    _Resolver.add_implicit_resolver(tag, re.compile(pattern, re.X), list(first))
 
 
 _resolver(_BOOL, r"^(?:true|True|TRUE|false|False|FALSE)$", "tTfF")
@@ -125,7 +154,7 @@ _resolver(
     "-+.0123456789",
 )
 _resolver(_NULL, r"^(?:~|null|Null|NULL)$", "~nN")
-_Loader.add_implicit_resolver(_NULL, re.compile(r"^$"), [""])
+_Resolver.add_implicit_resolver(_NULL, re.compile(r"^$"), [""])
 _resolver(
     _TIMESTAMP,
     r"""^(?:[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}
@@ -135,7 +164,9 @@ _resolver(
 )
 
 
-class _Error(Exception):
+class ParseError(Exception):
+    """A file that is not plain YAML; :attr:`issue` says where and why."""
+
     def __init__(self, issue: Issue) -> None:
         self.issue = issue
 
@@ -148,14 +179,14 @@ class _Builder:
         self.lines = lines
         self.expanded = 0
         self.alias_mark: yaml.Mark | None = None
-        self.constructor = _Loader("")
+        self.constructor = yaml.constructor.SafeConstructor()
 
     def loc(self, mark: yaml.Mark) -> Loc:
         return Loc(self.doc.file, mark.line + 1, mark.column + 1)
 
-    def fail(self, mark: yaml.Mark | None, code: str, message: str, hint: str = "") -> _Error:
+    def fail(self, mark: yaml.Mark | None, code: str, message: str, hint: str = "") -> ParseError:
         loc = self.loc(mark) if mark else Loc(self.doc.file, 1, 1)
-        return _Error(Issue(loc.file, loc.line, loc.column, "", code, message, hint))
+        return ParseError(Issue(loc.file, loc.line, loc.column, "", code, message, hint))
 
     def build(self, node: Node | _Alias, path: YamlPath, stack: tuple[int, ...] = ()) -> Any:
         if isinstance(node, _Alias):
@@ -271,7 +302,7 @@ def parse_document(text: str, file: str) -> Document:
     """Parse YAML text into a located :class:`Document`.
 
     Raises:
-        ManifestIssue: wrapped in ``_Error``; use :func:`load_document` for the public API.
+        ParseError: carrying the :class:`Issue`; :func:`load_document` returns it instead.
     """
     loader = _Loader(text)
     try:
@@ -285,12 +316,12 @@ def parse_document(text: str, file: str) -> Document:
         else:
             code = "yaml-syntax"
         hint = exc.context or ""
-        raise _Error(Issue(file, line, col, "", code, f"YAML: {problem}", hint)) from None
+        raise ParseError(Issue(file, line, col, "", code, f"YAML: {problem}", hint)) from None
     finally:
         loader.dispose()
     builder = _Builder(file, text.splitlines())
     if root is None:
-        raise _Error(
+        raise ParseError(
             Issue(file, 1, 1, "", "yaml-not-mapping", "the file is empty", "write a mapping")
         )
     data = builder.build(root, ())
@@ -333,5 +364,5 @@ def load_document(path: Path, display: str | None = None) -> Document | Issue:
         return Issue(file, line, 1, "", "yaml-syntax", "the file is not valid UTF-8")
     try:
         return parse_document(text, file)
-    except _Error as exc:
+    except ParseError as exc:
         return exc.issue
