@@ -329,3 +329,30 @@ def test_blueprint_lists_the_files_it_depends_on(write: Write) -> None:
     )
     names = sorted(p.name for p in buddy.load(path).files)
     assert names == ["buddy.yaml", "part.md.j2", "t.md.j2"]
+
+
+def test_schema_errors_do_not_hide_errors_in_other_sections(write: Write) -> None:
+    path = write({
+        "buddy.yaml": """\
+            name: x
+            model: test
+            persona:
+              prompt: "{{ nope }}"
+            tools:
+              - {name: t, description: d, parameters: {type: object}, handler: "plugins.m:missing"}
+            hooks:
+              before_tool_call:
+                - {deny: [t], when: sometimes, reason: r}
+            proactive:
+              subscriptions:
+                - {key: a, title: t, reason: r, trigger: sleep.ready}
+                - {key: a, title: t, reason: r, trigger: sleep.ready}
+            """,
+        "plugins/m.py": "def other(conversation, params): ...\n",
+    })
+    assert sorted(_codes(path)) == [
+        (4, 11, "template-undefined"),
+        (6, 68, "handler-function-missing"),
+        (9, 25, "enum"),
+        (13, 14, "subscription-duplicate"),
+    ]

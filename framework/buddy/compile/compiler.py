@@ -132,9 +132,12 @@ def check(
 ) -> tuple[Blueprint | None, list[Issue]]:
     """Like :func:`load`, but returns ``(blueprint or None, issues)`` instead of raising."""
     source = read_manifest(manifest_path(path))
-    if source.manifest is None or source.doc is None:
+    manifest = source.manifest or source.partial
+    if manifest is None or source.doc is None:
         return None, _unique(source.issues)
-    compiler = _Compiler(source, source.manifest, source.doc)
+    # With schema errors, the sections that validated are still compiled, so one run of
+    # `validate` reports every problem it can find.
+    compiler = _Compiler(source, manifest, source.doc, skip=source.failed)
     blueprint = compiler.run(profile, model)
     issues = _unique([*source.issues, *compiler.issues])
     return (blueprint if not issues else None), issues
@@ -145,7 +148,10 @@ def _unique(issues: Iterable[Issue]) -> list[Issue]:
 
 
 class _Compiler:
-    def __init__(self, source: Source, manifest: Manifest, doc: Document) -> None:
+    def __init__(
+        self, source: Source, manifest: Manifest, doc: Document, skip: frozenset[str] = frozenset()
+    ) -> None:
+        self.skip = skip
         self.source = source
         self.manifest = manifest
         self.doc = doc
@@ -192,18 +198,20 @@ class _Compiler:
     # ------------------------------------------------------------ run
 
     def run(self, profile: str | None, override: str | None) -> Blueprint | None:
-        m = self.manifest
-        widgets = self.widgets()
-        resources = self.resources()
-        tools = self.tools(widgets)
+        m, skip = self.manifest, self.skip
+        widgets = self.widgets() if "widgets" not in skip else ()
+        resources = self.resources() if "resources" not in skip else ()
+        tools = self.tools(widgets) if "tools" not in skip else ()
         # Hooks may name any declared tool, even one whose own definition has an error.
         names = {t if isinstance(t, str) else t.name for t in m.tools}
-        before, after = self.hooks(names)
-        data = self.data()
-        proactive = self.proactive()
-        model = self.model(profile, override)
-        persona = self.persona()
-        if self.issues or model is None or persona is None:
+        before, after = (
+            self.hooks(None if "tools" in skip else names) if "hooks" not in skip else ((), ())
+        )
+        data = self.data() if "data" not in skip else DataDeclaration(())
+        proactive = self.proactive() if "proactive" not in skip else ProactiveSpec("")
+        model = self.model(profile, override) if not skip & {"model", "profiles"} else None
+        persona = self.persona() if "persona" not in skip else None
+        if skip or self.issues or model is None or persona is None:
             return None
         self.files.update(p.resolve() for p in persona.files)
         return Blueprint(
@@ -505,7 +513,7 @@ class _Compiler:
     # ------------------------------------------------------------ hooks
 
     def hooks(
-        self, tools: set[str]
+        self, tools: set[str] | None
     ) -> tuple[tuple[DenyHook | HandlerHook, ...], tuple[HandlerHook, ...]]:
         before: list[DenyHook | HandlerHook] = []
         after: list[HandlerHook] = []
@@ -526,14 +534,16 @@ class _Compiler:
         return tuple(before), tuple(after)
 
     def handler_hook(
-        self, rule: HandlerRule, kind: str, path: YamlPath, tools: set[str]
+        self, rule: HandlerRule, kind: str, path: YamlPath, tools: set[str] | None
     ) -> HandlerHook | None:
         if rule.tools:
             self.hook_targets(rule.tools, tools, (*path, "tools"))
         ref = self.handler(rule.handler, kind, (*path, "handler"))
         return HandlerHook(ref, tuple(rule.tools or ())) if ref is not None else None
 
-    def hook_targets(self, names: list[str], tools: set[str], path: YamlPath) -> None:
+    def hook_targets(self, names: list[str], tools: set[str] | None, path: YamlPath) -> None:
+        if tools is None:  # the tool list itself is invalid: nothing to check against
+            return
         for index, name in enumerate(names):
             if name not in tools:
                 self.error(

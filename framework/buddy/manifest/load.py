@@ -32,6 +32,9 @@ class Source:
         path: The buddy's ``buddy.yaml``.
         doc: The merged, located data (``extends`` followed).
         manifest: The validated manifest, or ``None`` when validation failed.
+        partial: When validation failed: the manifest made of the top-level sections that
+            did validate (placeholders for the rest), so later checks can still run on them.
+        failed: The top-level sections that did not validate.
         issues: Everything wrong so far.
         files: Every manifest file read, the buddy's own first.
     """
@@ -39,6 +42,8 @@ class Source:
     path: Path
     doc: Document | None
     manifest: Manifest | None
+    partial: Manifest | None = None
+    failed: frozenset[str] = frozenset()
     issues: list[Issue] = field(default_factory=list)
     files: list[Path] = field(default_factory=list)
 
@@ -78,7 +83,24 @@ def read_manifest(path: Path) -> Source:
         source.manifest = Manifest.model_validate(doc.data)
     except ValidationError as exc:
         source.issues.extend(issues_from_validation(doc, exc, Manifest))
+        source.failed = frozenset(str(e["loc"][0]) for e in exc.errors() if e["loc"])
+        source.partial = _partial(doc.data, source.failed)
     return source
+
+
+# Stand-ins for required sections that failed, so the others can still be checked.
+_PLACEHOLDERS: dict[str, Any] = {"name": "invalid", "model": "test", "persona": {"prompt": "-"}}
+
+
+def _partial(data: dict[str, Any], failed: frozenset[str]) -> Manifest | None:
+    """A manifest of the sections that validated on their own (see :attr:`Source.partial`)."""
+    values = {k: v for k, v in data.items() if k in Manifest.model_fields and k not in failed}
+    for key, value in _PLACEHOLDERS.items():
+        values.setdefault(key, value)
+    try:
+        return Manifest.model_validate(values)
+    except ValidationError:  # pragma: no cover - sections are independent
+        return None
 
 
 def _read_chain(path: Path, chain: tuple[Path, ...], source: Source) -> Document | None:
