@@ -332,8 +332,9 @@ def test_blueprint_lists_the_files_it_depends_on(write: Write) -> None:
 
 
 def test_schema_errors_do_not_hide_errors_in_other_sections(write: Write) -> None:
-    path = write({
-        "buddy.yaml": """\
+    path = write(
+        {
+            "buddy.yaml": """\
             name: x
             model: test
             persona:
@@ -348,11 +349,12 @@ def test_schema_errors_do_not_hide_errors_in_other_sections(write: Write) -> Non
                 - {key: a, title: t, reason: r, trigger: sleep.ready}
                 - {key: a, title: t, reason: r, trigger: sleep.ready}
             """,
-        "plugins/m.py": "def other(conversation, params): ...\n",
-    })
+            "plugins/m.py": "def other(conversation, params): ...\n",
+        }
+    )
     assert sorted(_codes(path)) == [
         (4, 11, "template-undefined"),
         (6, 68, "handler-function-missing"),
         (9, 25, "enum"),
-        (13, 14, "subscription-duplicate"),
+        (13, 13, "subscription-duplicate"),
     ]
