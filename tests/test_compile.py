@@ -358,3 +358,20 @@ def test_schema_errors_do_not_hide_errors_in_other_sections(write: Write) -> Non
         (9, 25, "enum"),
         (13, 13, "subscription-duplicate"),
     ]
+
+
+def test_a_parameter_that_is_the_memory_key_carries_the_key_rules(write: Write) -> None:
+    path = write(
+        {
+            "buddy.yaml": MINIMAL
+            + "tools:\n  - {name: r, uses: memory.write, description: d, key: '{{ topic }}', text: '{{ t }}'}\n"
+        }
+    )
+    properties = buddy.load(path).tool("r").parameters["properties"]
+    assert properties["topic"] == {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": 64,
+        "pattern": r"^[^\s/]+$",
+    }
+    assert properties["t"] == {"type": "string", "minLength": 1}

@@ -491,7 +491,7 @@ class _Compiler:
         else:
             parameters = {
                 "type": "object",
-                "properties": {v: {"type": "string", "minLength": 1} for v in variables},
+                "properties": {v: _derived_property(v, fields.get("key")) for v in variables},
                 "required": variables,
                 "additionalProperties": False,
             }
@@ -777,6 +777,16 @@ class _Compiler:
         return WidgetType(
             folder.name, parsed.title, parsed.description or "", tuple(modules), file.resolve()
         )
+
+
+# The platform's memory key rules, told to the model when a parameter *is* the key.
+MEMORY_KEY_SCHEMA = {"type": "string", "minLength": 1, "maxLength": 64, "pattern": r"^[^\s/]+$"}
+
+
+def _derived_property(name: str, key_template: str | None) -> dict[str, Any]:
+    if key_template is not None and re.fullmatch(r"\{\{-?\s*" + name + r"\s*-?\}\}", key_template):
+        return dict(MEMORY_KEY_SCHEMA)
+    return {"type": "string", "minLength": 1}
 
 
 @cache
