@@ -64,3 +64,22 @@ def test_example_validates(project: Path, doc: str, line: int, body: str) -> Non
     (project / "buddy.yaml").write_text(body, encoding="utf-8")
     _, issues = buddy.check(project)
     assert issues == [], f"{doc}:{line}: " + "\n".join(map(str, issues))
+
+
+def _tutorial_files() -> dict[str, str]:
+    """The last version of every file the tutorial shows as "`path`:" + a code block."""
+    text = (DOCS / "getting-started.md").read_text(encoding="utf-8")
+    pattern = r"`([\w./-]+\.(?:yaml|j2|py|json|md))`:\n\n(`{3,4})\w*\n(.*?)^\2$"
+    return {m.group(1): m.group(3) for m in re.finditer(pattern, text, re.S | re.M)}
+
+
+def test_the_tutorials_finished_buddy_validates_and_renders(project: Path) -> None:
+    files = _tutorial_files()
+    assert {"tea-pal/buddy.yaml", "personas/friend.md.j2", "plugins/tea.py"} <= set(files)
+    for name, body in files.items():
+        (project / name).parent.mkdir(parents=True, exist_ok=True)
+        (project / name).write_text(body, encoding="utf-8")
+    blueprint, issues = buddy.check(project / "tea-pal")
+    assert issues == []
+    assert blueprint is not None
+    assert "阿茶" in blueprint.persona.render()
