@@ -1,0 +1,121 @@
+"""The dev platform: a FastAPI app over SQLite that implements docs/protocol.md.
+
+``create_app`` assembles it: the core tables and every capability module's tables and
+router, the websocket gateway, the dev endpoints (admin token) and the proactive
+scheduler. ``buddy platform`` serves it with uvicorn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import secrets
+import sqlite3
+from collections.abc import AsyncIterator
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+
+from buddy.platform.dev import conversations, data, gateway, memory, proactive, widgets
+from buddy.platform.dev.core import CORE_TABLES, Clock, Platform, Reject
+from buddy.platform.dev.store import Store
+
+__all__ = ["SCHEDULER_PERIOD", "create_app"]
+
+log = logging.getLogger("buddy.platform")
+SCHEDULER_PERIOD = 1.0  # seconds between scheduler ticks in real time
+_CAPABILITIES = (conversations, memory, widgets, data, proactive)
+
+
+def _error(status: int, code: str, reason: str) -> JSONResponse:
+    return JSONResponse({"status": status, "code": code, "reason": reason}, status_code=status)
+
+
+def create_app(db: str = "buddy-platform.db", *, admin_token: str | None = None) -> FastAPI:
+    """The dev platform app.
+
+    Args:
+        db: SQLite database path (``:memory:`` for a throwaway platform).
+        admin_token: Bearer token of the ``/dev`` endpoints; when ``None`` the one stored
+            in the database is used, or a new one is made and stored.
+    """
+    store = Store(db, [CORE_TABLES, *(m.TABLES for m in _CAPABILITIES)])
+    clock = Clock()
+    platform = Platform(store=store, clock=clock, admin_token=admin_token or "")
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        await store.open()
+        platform.admin_token, clock.offset = await store.write(
+            lambda conn: _restore(conn, admin_token)
+        )
+        platform.extras["gateway"] = gateway.Gateway(platform)
+
+        async def tick() -> None:
+            await proactive.tick(platform)
+
+        clock.listeners.append(tick)
+        scheduler = asyncio.create_task(_schedule(platform))
+        try:
+            yield
+        finally:
+            scheduler.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await scheduler
+            await store.close()
+
+    app = FastAPI(
+        title="buddy dev platform",
+        version="1",
+        description="The buddy platform protocol (docs/protocol.md), served locally over SQLite.",
+        lifespan=lifespan,
+    )
+    app.state.platform = platform
+
+    @app.exception_handler(Reject)
+    async def rejected(request: Request, exc: Reject) -> JSONResponse:
+        return _error(exc.status, exc.code, exc.reason)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        first = exc.errors()[0] if exc.errors() else {"loc": (), "msg": "invalid request"}
+        where = ".".join(str(p) for p in first.get("loc", ()) if p != "body")
+        return _error(
+            400,
+            "invalid_request",
+            f"{where}: {first.get('msg')}" if where else str(first.get("msg")),
+        )
+
+    for module in _CAPABILITIES:
+        app.include_router(module.router)
+    app.include_router(conversations.dev_router)
+    for module in _CAPABILITIES:
+        extra: Any = getattr(module, "dev_router", None)
+        if extra is not None and extra is not conversations.dev_router:
+            app.include_router(extra)
+    app.include_router(gateway.router)
+    return app
+
+
+def _restore(conn: sqlite3.Connection, admin_token: str | None) -> tuple[str, float]:
+    """The admin token and clock offset kept in the database (made on first start)."""
+    rows = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+    token = admin_token or rows.get("admin_token") or f"adm_{secrets.token_urlsafe(24)}"
+    conn.execute(
+        "INSERT INTO meta (key, value) VALUES ('admin_token', ?)"
+        " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        (token,),
+    )
+    return token, float(rows.get("clock_offset", 0.0))
+
+
+async def _schedule(platform: Platform) -> None:
+    while True:
+        try:
+            await proactive.tick(platform)
+        except Exception:  # the scheduler must outlive one bad tick
+            log.exception("proactive scheduler tick failed")
+        await asyncio.sleep(SCHEDULER_PERIOD)

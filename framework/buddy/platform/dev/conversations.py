@@ -1,0 +1,474 @@
+"""Conversations, turns and history — and the dev endpoints that act as users.
+
+The buddy commits each turn's output (``POST /internal/v1/conversation/turns``), once per
+event: a retried commit answers ``duplicate`` and shows the user nothing new. A
+proactive turn's reply passes the subscription's gates again at commit time. What the
+runtime persists of a turn (steps, redactions) is stored as given and read back by
+``GET /internal/v1/conversation/turns`` — the record later tests inspect.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Query, Request
+
+from buddy.platform.dev import proactive
+from buddy.platform.dev.core import (
+    ConversationRow,
+    Reject,
+    admin,
+    conversation,
+    dumps,
+    emit_in,
+    hash_token,
+    new_id,
+    platform_of,
+)
+from buddy.platform.protocol.conversation import (
+    BuddyCreated,
+    ClockState,
+    ConversationInfo,
+    Member,
+    MessageOut,
+    NewBuddy,
+    NewConversation,
+    OptionClick,
+    Summary,
+    TurnCommit,
+    TurnCommitted,
+    TurnRecord,
+    UserMessage,
+)
+
+__all__ = ["TABLES", "dev_router", "router"]
+
+TABLES = """
+CREATE TABLE IF NOT EXISTS turns (
+    conversation_id TEXT NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
+    event_id TEXT NOT NULL,
+    status TEXT NOT NULL,
+    record TEXT NOT NULL,
+    message_ids TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    PRIMARY KEY (conversation_id, event_id)
+);
+CREATE TABLE IF NOT EXISTS summaries (
+    conversation_id TEXT PRIMARY KEY REFERENCES conversations (id) ON DELETE CASCADE,
+    text TEXT NOT NULL,
+    covers_until REAL NOT NULL,
+    updated_at REAL NOT NULL
+);
+"""
+
+router = APIRouter(prefix="/internal/v1/conversation", tags=["conversation"])
+dev_router = APIRouter(prefix="/dev", tags=["dev"], dependencies=[Depends(admin)])
+
+Conv = Annotated[ConversationRow, Depends(conversation)]
+
+
+def _members(conn: sqlite3.Connection, conversation_id: str) -> list[Member]:
+    rows = conn.execute(
+        "SELECT u.member_id, u.name FROM members m JOIN users u USING (member_id)"
+        " WHERE m.conversation_id = ? ORDER BY u.member_id",
+        (conversation_id,),
+    ).fetchall()
+    return [Member(member_id=r["member_id"], name=r["name"]) for r in rows]
+
+
+@router.get("", response_model=ConversationInfo)
+async def info(request: Request, conv: Conv) -> ConversationInfo:
+    """The conversation's kind and members."""
+    members = await platform_of(request).store.read(lambda c: _members(c, conv.id))
+    return ConversationInfo(id=conv.id, kind=conv.kind, members=members)
+
+
+@router.post("/turns", response_model=TurnCommitted)
+async def commit_turn(request: Request, conv: Conv, body: TurnCommit) -> TurnCommitted:
+    """Commit one turn's output: show its reply or question card, store its record."""
+    if body.question is not None and len(set(body.question.options)) != len(body.question.options):
+        raise Reject(400, "question_options_duplicate", "question options must be distinct")
+    platform = platform_of(request)
+    now = platform.clock.time()
+
+    def commit(conn: sqlite3.Connection) -> TurnCommitted:
+        event = conn.execute(
+            "SELECT type, conversation_id, payload FROM events WHERE id = ? AND identity = ?",
+            (body.event_id, conv.identity),
+        ).fetchone()
+        if event is None or event["conversation_id"] != conv.id:
+            raise Reject(404, "event_not_found", f"no event {body.event_id} in this conversation")
+        done = conn.execute(
+            "SELECT message_ids FROM turns WHERE conversation_id = ? AND event_id = ?",
+            (conv.id, body.event_id),
+        ).fetchone()
+        if done is not None:
+            return TurnCommitted(status="duplicate", message_ids=json.loads(done["message_ids"]))
+        payload = json.loads(event["payload"])
+        is_proactive = event["type"] == "proactive"
+        speaks = body.reply is not None or body.question is not None
+        reason = ""
+        if is_proactive and speaks:
+            reason = (
+                proactive.commit_gate(
+                    conn, conv.identity, conv.id, payload.get("subscription_key", ""), now
+                )
+                or ""
+            )
+        message_ids: list[str] = []
+        if not reason:
+            if body.reply is not None:
+                message_ids.append(_say(conn, conv.id, "text", {"text": body.reply}, now))
+            if body.question is not None:
+                message_ids.append(_say(conn, conv.id, "question", body.question.model_dump(), now))
+            if is_proactive and speaks:
+                proactive.record_delivery(
+                    conn, conv.identity, conv.id, payload.get("subscription_key", ""), now
+                )
+        record = {
+            "event_id": body.event_id,
+            "event_type": event["type"],
+            "proactive": is_proactive,
+            "user_text": payload.get("text"),
+            "sender": payload.get("sender"),
+            "reply": body.reply if not reason else None,
+            "question": body.question.model_dump() if body.question and not reason else None,
+            "steps": [s.model_dump() for s in body.steps],
+            "data_read": body.data_read,
+            "created_at": now,
+        }
+        status = "skipped" if reason else "committed"
+        conn.execute(
+            "INSERT INTO turns (conversation_id, event_id, status, record, message_ids, created_at)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            (conv.id, body.event_id, status, dumps(record), dumps(message_ids), now),
+        )
+        return TurnCommitted(status=status, reason=reason, message_ids=message_ids)
+
+    return await platform.store.write(commit)
+
+
+def _say(
+    conn: sqlite3.Connection, conversation_id: str, kind: str, body: dict[str, Any], now: float
+) -> str:
+    """Insert a buddy message into the transcript."""
+    message_id = new_id("msg")
+    conn.execute(
+        "INSERT INTO messages (id, conversation_id, sender, member_id, kind, body, created_at)"
+        " VALUES (?, ?, 'buddy', NULL, ?, ?, ?)",
+        (message_id, conversation_id, kind, dumps(body), now),
+    )
+    return message_id
+
+
+def read_turns(
+    conn: sqlite3.Connection, conversation_id: str, after: float, limit: int
+) -> list[TurnRecord]:
+    """Stored turn records, oldest first."""
+    rows = conn.execute(
+        "SELECT record FROM turns WHERE conversation_id = ? AND created_at > ?"
+        " ORDER BY created_at, rowid LIMIT ?",
+        (conversation_id, after, limit),
+    ).fetchall()
+    return [TurnRecord.model_validate_json(r["record"]) for r in rows]
+
+
+@router.get("/turns", response_model=list[TurnRecord])
+async def turns(
+    request: Request,
+    conv: Conv,
+    after: Annotated[float, Query(description="Only turns created after this time.")] = 0,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 200,
+) -> list[TurnRecord]:
+    """The conversation's stored turns (what the runtime persisted), oldest first."""
+    return await platform_of(request).store.read(lambda c: read_turns(c, conv.id, after, limit))
+
+
+@router.put("/summary", response_model=Summary)
+async def put_summary(request: Request, conv: Conv, body: Summary) -> Summary:
+    """Store the compaction summary of the conversation's earlier turns."""
+    platform = platform_of(request)
+    now = platform.clock.time()
+
+    def put(conn: sqlite3.Connection) -> None:
+        conn.execute(
+            "INSERT INTO summaries (conversation_id, text, covers_until, updated_at)"
+            " VALUES (?, ?, ?, ?) ON CONFLICT (conversation_id) DO UPDATE SET"
+            " text = excluded.text, covers_until = excluded.covers_until,"
+            " updated_at = excluded.updated_at",
+            (conv.id, body.text, body.covers_until, now),
+        )
+
+    await platform.store.write(put)
+    return body
+
+
+@router.get("/summary", response_model=Summary)
+async def get_summary(request: Request, conv: Conv) -> Summary:
+    """The compaction summary (404 when there is none yet)."""
+
+    def get(conn: sqlite3.Connection) -> Summary | None:
+        row = conn.execute(
+            "SELECT text, covers_until FROM summaries WHERE conversation_id = ?", (conv.id,)
+        ).fetchone()
+        return Summary(text=row["text"], covers_until=row["covers_until"]) if row else None
+
+    found = await platform_of(request).store.read(get)
+    if found is None:
+        raise Reject(404, "summary_not_found", "this conversation has no summary yet")
+    return found
+
+
+# ---------------------------------------------------------------- dev: users and the world
+
+
+@dev_router.post("/buddies", response_model=BuddyCreated, status_code=201)
+async def register_buddy(request: Request, body: NewBuddy) -> BuddyCreated:
+    """Register a buddy; answers its production and dev tokens (shown once)."""
+    import secrets
+
+    platform = platform_of(request)
+    created = BuddyCreated(
+        buddy_id=body.buddy_id,
+        token=f"bt_{secrets.token_urlsafe(24)}",
+        dev_token=f"bdt_{secrets.token_urlsafe(24)}",
+    )
+
+    def insert(conn: sqlite3.Connection) -> None:
+        if conn.execute("SELECT 1 FROM buddies WHERE buddy_id = ?", (body.buddy_id,)).fetchone():
+            raise Reject(409, "buddy_exists", f"buddy {body.buddy_id} is already registered")
+        conn.execute(
+            "INSERT INTO buddies (buddy_id, token_hash, dev_token_hash, created_at) VALUES (?, ?, ?, ?)",
+            (
+                body.buddy_id,
+                hash_token(created.token),
+                hash_token(created.dev_token),
+                platform.clock.time(),
+            ),
+        )
+
+    await platform.store.write(insert)
+    return created
+
+
+@dev_router.post("/conversations", response_model=ConversationInfo, status_code=201)
+async def create_conversation(request: Request, body: NewConversation) -> ConversationInfo:
+    """Create a private (one member) or group conversation for an identity."""
+    if body.kind == "private" and len(body.members) != 1:
+        raise Reject(
+            400, "private_needs_one_member", "a private conversation has exactly one member"
+        )
+    platform = platform_of(request)
+    conversation_id = new_id("c")
+    now = platform.clock.time()
+
+    def create(conn: sqlite3.Connection) -> list[Member]:
+        buddy_id = body.identity.removesuffix("-dev")
+        if not conn.execute("SELECT 1 FROM buddies WHERE buddy_id = ?", (buddy_id,)).fetchone():
+            raise Reject(404, "buddy_not_found", f"no buddy for identity {body.identity}")
+        conn.execute(
+            "INSERT INTO conversations (id, identity, kind, title, created_at) VALUES (?, ?, ?, ?, ?)",
+            (conversation_id, body.identity, body.kind, body.title, now),
+        )
+        seen: set[str] = set()
+        for member in body.members:
+            member_id = member.member_id or new_id("m")
+            if member_id in seen:
+                raise Reject(400, "member_duplicate", f"member {member_id} is listed twice")
+            seen.add(member_id)
+            conn.execute(
+                "INSERT INTO users (member_id, name) VALUES (?, ?)"
+                " ON CONFLICT (member_id) DO UPDATE SET name = excluded.name",
+                (member_id, member.name),
+            )
+            conn.execute(
+                "INSERT INTO members (conversation_id, member_id) VALUES (?, ?)",
+                (conversation_id, member_id),
+            )
+        return _members(conn, conversation_id)
+
+    members = await platform.store.write(create)
+    return ConversationInfo(id=conversation_id, kind=body.kind, members=members)
+
+
+@dev_router.get("/conversations", response_model=list[ConversationInfo])
+async def list_conversations(
+    request: Request, identity_name: Annotated[str, Query(alias="identity")]
+) -> list[ConversationInfo]:
+    """Every conversation of an identity."""
+
+    def fetch(conn: sqlite3.Connection) -> list[ConversationInfo]:
+        rows = conn.execute(
+            "SELECT id, kind FROM conversations WHERE identity = ? ORDER BY created_at, id",
+            (identity_name,),
+        ).fetchall()
+        return [
+            ConversationInfo(id=r["id"], kind=r["kind"], members=_members(conn, r["id"]))
+            for r in rows
+        ]
+
+    return await platform_of(request).store.read(fetch)
+
+
+@dev_router.delete("/conversations/{conversation_id}", status_code=204)
+async def delete_conversation(request: Request, conversation_id: str) -> None:
+    """Delete a conversation with everything stored for it (memory, widgets, turns …)."""
+
+    def delete(conn: sqlite3.Connection) -> None:
+        if conn.execute("DELETE FROM conversations WHERE id = ?", (conversation_id,)).rowcount == 0:
+            raise Reject(404, "conversation_not_found", f"no conversation {conversation_id}")
+
+    await platform_of(request).store.write(delete)
+
+
+@dev_router.get("/conversations/{conversation_id}/messages", response_model=list[MessageOut])
+async def transcript(request: Request, conversation_id: str) -> list[MessageOut]:
+    """Everything the conversation's users saw, in order."""
+
+    def fetch(conn: sqlite3.Connection) -> list[MessageOut]:
+        rows = conn.execute(
+            "SELECT id, sender, member_id, kind, body, created_at FROM messages"
+            " WHERE conversation_id = ? ORDER BY seq",
+            (conversation_id,),
+        ).fetchall()
+        return [
+            MessageOut(
+                id=r["id"],
+                sender=r["sender"],
+                member_id=r["member_id"],
+                kind=r["kind"],
+                body=json.loads(r["body"]),
+                created_at=r["created_at"],
+            )
+            for r in rows
+        ]
+
+    return await platform_of(request).store.read(fetch)
+
+
+@dev_router.get("/conversations/{conversation_id}/turns", response_model=list[TurnRecord])
+async def stored_turns(request: Request, conversation_id: str) -> list[TurnRecord]:
+    """The stored turn records (as the runtime persisted them)."""
+    return await platform_of(request).store.read(
+        lambda c: read_turns(c, conversation_id, 0, 100_000)
+    )
+
+
+async def user_says(
+    request: Request, conversation_id: str, text: str, member_id: str | None, extra: dict[str, Any]
+) -> dict[str, str]:
+    """A user message: into the transcript, and an event for the buddy."""
+    platform = platform_of(request)
+    now = platform.clock.time()
+
+    def say(conn: sqlite3.Connection) -> tuple[str, dict[str, str]]:
+        row = conn.execute(
+            "SELECT identity, kind FROM conversations WHERE id = ?", (conversation_id,)
+        ).fetchone()
+        if row is None:
+            raise Reject(404, "conversation_not_found", f"no conversation {conversation_id}")
+        members = _members(conn, conversation_id)
+        sender = _sender(members, row["kind"], member_id)
+        message_id = new_id("msg")
+        conn.execute(
+            "INSERT INTO messages (id, conversation_id, sender, member_id, kind, body, created_at)"
+            " VALUES (?, ?, 'user', ?, 'text', ?, ?)",
+            (message_id, conversation_id, sender.member_id, dumps({"text": text, **extra}), now),
+        )
+        payload = {
+            "message_id": message_id,
+            "kind": row["kind"],
+            "sender": sender.model_dump(),
+            "text": text,
+            **extra,
+        }
+        event_id = emit_in(conn, row["identity"], "message", conversation_id, payload, now)
+        return row["identity"], {"message_id": message_id, "event_id": event_id}
+
+    identity_name, ids = await platform.store.write(say)
+    platform.notify(identity_name)
+    return ids
+
+
+def _sender(members: list[Member], kind: str, member_id: str | None) -> Member:
+    if member_id is None:
+        if kind == "group":
+            raise Reject(400, "member_required", "in a group, say which member_id speaks")
+        return members[0]
+    for member in members:
+        if member.member_id == member_id:
+            return member
+    raise Reject(400, "member_not_in_conversation", f"{member_id} is not in this conversation")
+
+
+@dev_router.post("/conversations/{conversation_id}/messages", status_code=201)
+async def send_user_message(
+    request: Request, conversation_id: str, body: UserMessage
+) -> dict[str, str]:
+    """A user writes to the buddy."""
+    return await user_says(request, conversation_id, body.text, body.member_id, {})
+
+
+@dev_router.post("/conversations/{conversation_id}/options", status_code=201)
+async def click_option(request: Request, conversation_id: str, body: OptionClick) -> dict[str, str]:
+    """A user clicks a question card's option: the same as sending the option's text."""
+
+    def card(conn: sqlite3.Connection) -> dict[str, Any] | None:
+        row = conn.execute(
+            "SELECT body FROM messages WHERE id = ? AND conversation_id = ? AND kind = 'question'",
+            (body.message_id, conversation_id),
+        ).fetchone()
+        return json.loads(row["body"]) if row else None
+
+    question = await platform_of(request).store.read(card)
+    if question is None:
+        raise Reject(404, "question_not_found", f"no question card {body.message_id} here")
+    if body.option not in question["options"]:
+        raise Reject(400, "option_unknown", f"{body.option!r} is not an option of that card")
+    return await user_says(
+        request, conversation_id, body.option, body.member_id, {"option_of": body.message_id}
+    )
+
+
+@dev_router.get("/clock")
+async def get_clock(request: Request) -> dict[str, float]:
+    """The platform's time and how far it was advanced."""
+    clock = platform_of(request).clock
+    return {"time": clock.time(), "offset": clock.offset}
+
+
+@dev_router.post("/clock")
+async def advance_clock(request: Request, body: ClockState) -> dict[str, float]:
+    """Advance the platform's clock; due proactive triggers fire."""
+    platform = platform_of(request)
+    await platform.clock.advance(body.advance_seconds)
+    offset = platform.clock.offset
+
+    def save(conn: sqlite3.Connection) -> None:
+        conn.execute(
+            "INSERT INTO meta (key, value) VALUES ('clock_offset', ?)"
+            " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            (str(offset),),
+        )
+
+    await platform.store.write(save)
+    return {"time": platform.clock.time(), "offset": offset}
+
+
+@dev_router.get("/events")
+async def events(
+    request: Request, identity_name: Annotated[str, Query(alias="identity")]
+) -> list[dict[str, Any]]:
+    """Every event stored for an identity, with its acknowledgement time."""
+
+    def fetch(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+        rows = conn.execute(
+            "SELECT id, type, conversation_id, payload, created_at, acked_at FROM events"
+            " WHERE identity = ? ORDER BY seq",
+            (identity_name,),
+        ).fetchall()
+        return [{**dict(r), "payload": json.loads(r["payload"])} for r in rows]
+
+    return await platform_of(request).store.read(fetch)

@@ -1,0 +1,78 @@
+"""The platform's limits (SPEC §4), shared by the dev platform, the client and the tools.
+
+One table, so the server's checks, the runtime's tool schemas and the tests' boundary
+cases cannot drift apart.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ASK_OPTIONS_MAX",
+    "ASK_OPTIONS_MIN",
+    "ASK_OPTION_CHARS",
+    "ASK_QUESTION_CHARS",
+    "CALENDAR_DAYS_DEFAULT",
+    "CALENDAR_DAYS_MAX",
+    "CALENDAR_DAYS_MIN",
+    "COOLDOWN_DEFAULT",
+    "COOLDOWN_MAX",
+    "DAILY_LIMIT_DEFAULT",
+    "DAILY_LIMIT_MAX",
+    "DAILY_LIMIT_MIN",
+    "INTERVAL_MAX",
+    "INTERVAL_MIN",
+    "MEMORY_ENTRIES_MAX",
+    "MEMORY_KEY_CHARS",
+    "MEMORY_TEXT_BYTES",
+    "MEMORY_TOTAL_BYTES",
+    "MESSAGE_TEXT_CHARS",
+    "ONE_TIME_RESULT_SECONDS",
+    "QUERY_DATASETS_MAX",
+    "QUERY_RESPONSE_BYTES",
+    "REQUEST_REASON_CHARS",
+    "SUBSCRIPTIONS_ACTIVE_MAX",
+    "SUBSCRIPTION_REASON_CHARS",
+    "SUBSCRIPTION_TITLE_CHARS",
+    "WIDGET_SUMMARY_CHARS",
+    "WIDGET_TITLE_CHARS",
+]
+
+# Memory (per conversation).
+MEMORY_KEY_CHARS = 64
+MEMORY_TEXT_BYTES = 16 * 1024
+MEMORY_ENTRIES_MAX = 64
+MEMORY_TOTAL_BYTES = 256 * 1024
+
+# ask_question.
+ASK_QUESTION_CHARS = 500
+ASK_OPTION_CHARS = 30
+ASK_OPTIONS_MIN = 2
+ASK_OPTIONS_MAX = 4
+
+# User data.
+QUERY_DATASETS_MAX = 8
+QUERY_RESPONSE_BYTES = 512 * 1024
+CALENDAR_DAYS_MIN = 1
+CALENDAR_DAYS_MAX = 31
+CALENDAR_DAYS_DEFAULT = 7
+REQUEST_REASON_CHARS = 200
+ONE_TIME_RESULT_SECONDS = 10 * 60  # how long a location/calendar result stays readable
+
+# Widgets.
+WIDGET_TITLE_CHARS = 100
+WIDGET_SUMMARY_CHARS = 500
+
+# Proactive.
+SUBSCRIPTIONS_ACTIVE_MAX = 20
+SUBSCRIPTION_TITLE_CHARS = 100
+SUBSCRIPTION_REASON_CHARS = 500
+INTERVAL_MIN = 60
+INTERVAL_MAX = 525600
+COOLDOWN_DEFAULT = 120
+COOLDOWN_MAX = 10080
+DAILY_LIMIT_DEFAULT = 3
+DAILY_LIMIT_MIN = 1
+DAILY_LIMIT_MAX = 20
+
+# Messages a user sends (dev platform) and replies a buddy commits.
+MESSAGE_TEXT_CHARS = 8000
