@@ -8,9 +8,9 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from buddy.cli.commands import schema_text
 from buddy.cli.main import main
-
 from tests.conftest import MINIMAL, REPO, Write
 
 BROKEN = """\
@@ -136,7 +136,8 @@ HEAVY = (
     "fastapi",
     "uvicorn",
     "buddy.runtime",
-    "buddy.platform",
+    "buddy.platform.dev",
+    "buddy.platform.client",
 )
 
 
@@ -146,7 +147,8 @@ def test_cli_imports_no_runtime_or_network_stack(argv: list[str]) -> None:
         "import sys\n"
         "from buddy.cli.main import main\n"
         f"try:\n    main({argv!r})\nexcept SystemExit:\n    pass\n"
-        f"print(sorted(m for m in sys.modules if m.split('.')[0] in {HEAVY!r} or m in {HEAVY!r}))"
+        f"print(sorted(m for m in sys.modules"
+        f" if any(m == h or m.startswith(h + '.') for h in {HEAVY!r})))"
     )
     result = subprocess.run(
         [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True

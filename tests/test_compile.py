@@ -5,11 +5,11 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-import buddy
 import pytest
+
+import buddy
 from buddy.compile.platform_tools import covers_every_platform_tool
 from buddy.errors import ManifestError
-
 from tests.conftest import MINIMAL, Write
 
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import buddy
 import pytest
+
+import buddy
 from buddy.errors import Issue
 
 CORPUS = Path(__file__).parent / "corpus"

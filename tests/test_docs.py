@@ -7,9 +7,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-import buddy
 import pytest
 
+import buddy
 from tests.conftest import REPO
 
 DOCS = REPO / "docs"

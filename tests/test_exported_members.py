@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import importlib
 
-import buddy
 import pytest
+
+import buddy
 
 MODULES = [
     "buddy",

@@ -7,11 +7,11 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-import buddy
 import pytest
+
+import buddy
 from buddy.compile import handlers
 from buddy.compile.handlers import HandlerProblem, resolve_handler
-
 from tests.conftest import MINIMAL, Write
 
 TOOL = (

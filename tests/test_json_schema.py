@@ -9,8 +9,8 @@ from typing import Any
 
 import jsonschema
 import pytest
-from buddy.manifest.load import read_manifest
 
+from buddy.manifest.load import read_manifest
 from tests.conftest import REPO
 
 SCHEMA = json.loads((REPO / "docs" / "buddy.schema.json").read_text(encoding="utf-8"))

@@ -6,9 +6,10 @@ import copy
 from pathlib import Path
 from typing import Any
 
-import buddy
 import pytest
 import yaml
+
+import buddy
 
 BASE: dict[str, Any] = {
     "name": "limits",

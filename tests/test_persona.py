@@ -6,10 +6,10 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-import buddy
 import pytest
-from buddy.compile import persona
 
+import buddy
+from buddy.compile import persona
 from tests.conftest import MINIMAL, Write
 
 TEMPLATE = MINIMAL.replace("prompt: 你好，我是 {{ buddy.name }}。", "template: {name}")

@@ -12,10 +12,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-import buddy
 import pytest
-from buddy.compile.render import render_json, render_markdown
 
+import buddy
+from buddy.compile.render import render_json, render_markdown
 from tests.conftest import REPO
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"

@@ -6,6 +6,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
+
 from buddy.errors import Issue
 from buddy.manifest.yamlio import (
     MAX_ALIAS_EXPANSION,

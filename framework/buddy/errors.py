@@ -6,6 +6,8 @@ The class tree::
     ├── ManifestError      a buddy author's mistake in buddy.yaml or a file it names;
     │                      carries every located problem found, not only the first
     ├── PlatformError      the platform refused or failed a request (status + reason)
+    │   └── SupersededError    a newer process of the same identity took over
+    ├── ResourceNotFoundError  `resource.read` of a file the buddy does not have
     └── ToolError          an error a tool body raises for the model to read
 
 A user's mistake, a platform failure and an error meant for the model are different
@@ -16,7 +18,15 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-__all__ = ["BuddyError", "Issue", "ManifestError", "PlatformError", "ToolError"]
+__all__ = [
+    "BuddyError",
+    "Issue",
+    "ManifestError",
+    "PlatformError",
+    "ResourceNotFoundError",
+    "SupersededError",
+    "ToolError",
+]
 
 
 class BuddyError(Exception):
@@ -83,6 +93,17 @@ class PlatformError(BuddyError):
         self.status = status
         self.reason = reason
         super().__init__(f"platform error {status}: {reason}" if status else reason)
+
+
+class SupersededError(PlatformError):
+    """Another process connected with the same identity; this one must stop, not reconnect."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(0, f"superseded: {reason}")
+
+
+class ResourceNotFoundError(BuddyError, LookupError):
+    """``resource.read(file)`` named a file that is not among the buddy's resources."""
 
 
 class ToolError(BuddyError):

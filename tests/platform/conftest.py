@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 import pytest
 import uvicorn
+
 from buddy.platform.dev.app import create_app
 
 ADMIN = "adm_test_token"

@@ -171,3 +171,14 @@ async def test_clock_advances(dev: Dev) -> None:
     assert (
         await dev.http.post("/dev/clock", headers=dev.admin, json={"advance_seconds": -1})
     ).status_code == 400
+
+
+async def test_text_that_is_not_unicode_is_refused_not_a_server_error(dev: Dev) -> None:
+    conv = await dev.conversation()
+    response = await dev.http.post(
+        f"/dev/conversations/{conv['id']}/messages",
+        headers={**dev.admin, "Content-Type": "application/json"},
+        content=b'{"text": "bad \\ud800 text"}',
+    )
+    assert response.status_code == 400
+    assert response.json()["reason"] == "text is not valid UTF-8: it contains an unpaired surrogate"

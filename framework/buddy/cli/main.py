@@ -48,6 +48,24 @@ def _parser() -> argparse.ArgumentParser:
     render.add_argument("--model", help=model_help)
 
     sub.add_parser("schema", help="print the JSON Schema of buddy.yaml")
+
+    platform = sub.add_parser(
+        "platform",
+        help="serve the local dev platform (docs/protocol.md) over SQLite",
+        description="Serve the dev platform: the buddy protocol's HTTP API and websocket "
+        "gateway, dev endpoints under /dev (admin token), OpenAPI at /openapi.json.",
+    )
+    platform.add_argument(
+        "--db", default="buddy-platform.db", help="SQLite file (default %(default)s)"
+    )
+    platform.add_argument("--host", default="127.0.0.1")
+    platform.add_argument("--port", type=int, default=8700)
+    platform.add_argument(
+        "--admin-token",
+        default=os.environ.get("BUDDY_PLATFORM_ADMIN_TOKEN"),
+        help="token of the /dev endpoints (default: $BUDDY_PLATFORM_ADMIN_TOKEN, else the one "
+        "stored in the database, else a new one that is printed)",
+    )
     return parser
 
 
@@ -72,6 +90,10 @@ def _run(argv: Sequence[str] | None) -> int:
         from buddy.cli.commands import schema
 
         return schema()
+    if args.command == "platform":
+        from buddy.cli.serve import platform
+
+        return platform(args.db, args.host, args.port, args.admin_token)
     profile = args.profile or os.environ.get("BUDDY_PROFILE") or None
     model = args.model or os.environ.get("BUDDY_MODEL") or None
     if args.command == "validate":

@@ -33,6 +33,7 @@ from pydantic_core import PydanticCustomError
 
 from buddy.capabilities import DATA_ACCESS_CAPABILITIES
 from buddy.models.providers import PROVIDERS, infer_provider
+from buddy.platform.limits import DECLARATION_REQUIREMENTS_MAX, PURPOSE_CHARS
 
 __all__ = [
     "HANDLER_PATTERN",
@@ -542,13 +543,15 @@ class Requirement(_Strict):
     """One dataset the buddy needs, and why (the user reads `purpose`)."""
 
     id: DatasetId
-    purpose: str = Field(min_length=1, max_length=200)
+    purpose: str = Field(min_length=1, max_length=PURPOSE_CHARS)
 
 
 class DataSection(_Strict):
     """The buddy's data declaration, uploaded to the platform at start."""
 
-    requirements: list[Requirement] = Field(default_factory=list, max_length=32)
+    requirements: list[Requirement] = Field(
+        default_factory=list, max_length=DECLARATION_REQUIREMENTS_MAX
+    )
 
 
 # ---------------------------------------------------------------- proactive

@@ -12,12 +12,14 @@ import contextlib
 import logging
 import secrets
 import sqlite3
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
+from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from buddy.platform.dev import conversations, data, gateway, memory, proactive, widgets
 from buddy.platform.dev.core import CORE_TABLES, Clock, Platform, Reject
@@ -34,13 +36,19 @@ def _error(status: int, code: str, reason: str) -> JSONResponse:
     return JSONResponse({"status": status, "code": code, "reason": reason}, status_code=status)
 
 
-def create_app(db: str = "buddy-platform.db", *, admin_token: str | None = None) -> FastAPI:
+def create_app(
+    db: str = "buddy-platform.db",
+    *,
+    admin_token: str | None = None,
+    on_ready: Callable[[Platform], None] | None = None,
+) -> FastAPI:
     """The dev platform app.
 
     Args:
         db: SQLite database path (``:memory:`` for a throwaway platform).
         admin_token: Bearer token of the ``/dev`` endpoints; when ``None`` the one stored
             in the database is used, or a new one is made and stored.
+        on_ready: Called once the database is open (e.g. to print the admin token).
     """
     store = Store(db, [CORE_TABLES, *(m.TABLES for m in _CAPABILITIES)])
     clock = Clock()
@@ -59,6 +67,8 @@ def create_app(db: str = "buddy-platform.db", *, admin_token: str | None = None)
 
         clock.listeners.append(tick)
         scheduler = asyncio.create_task(_schedule(platform))
+        if on_ready is not None:
+            on_ready(platform)
         try:
             yield
         finally:
@@ -79,6 +89,11 @@ def create_app(db: str = "buddy-platform.db", *, admin_token: str | None = None)
     async def rejected(request: Request, exc: Reject) -> JSONResponse:
         return _error(exc.status, exc.code, exc.reason)
 
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
+        return _error(exc.status_code, code, str(exc.detail))
+
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
         first = exc.errors()[0] if exc.errors() else {"loc": (), "msg": "invalid request"}
@@ -97,7 +112,41 @@ def create_app(db: str = "buddy-platform.db", *, admin_token: str | None = None)
         if extra is not None and extra is not conversations.dev_router:
             app.include_router(extra)
     app.include_router(gateway.router)
+    app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
     return app
+
+
+_ERROR_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "status": {"type": "integer"},
+        "code": {"type": "string"},
+        "reason": {"type": "string"},
+    },
+    "required": ["status", "code", "reason"],
+}
+
+
+def _openapi(app: FastAPI) -> dict[str, Any]:
+    """FastAPI's document, with errors as this platform answers them (400, not 422)."""
+    if app.openapi_schema:
+        return app.openapi_schema
+    schema = get_openapi(
+        title=app.title, version=app.version, description=app.description, routes=app.routes
+    )
+    components = schema.setdefault("components", {}).setdefault("schemas", {})
+    components.pop("HTTPValidationError", None)
+    components.pop("ValidationError", None)
+    components["Error"] = _ERROR_SCHEMA
+    error = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
+    for operations in schema["paths"].values():
+        for operation in operations.values():
+            responses = operation.setdefault("responses", {})
+            responses.pop("422", None)
+            responses.setdefault("400", {"description": "Invalid request", "content": error})
+            responses.setdefault("401", {"description": "Missing or wrong token", "content": error})
+    app.openapi_schema = schema
+    return schema
 
 
 def _restore(conn: sqlite3.Connection, admin_token: str | None) -> tuple[str, float]:

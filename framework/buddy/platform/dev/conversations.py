@@ -113,7 +113,12 @@ async def commit_turn(request: Request, conv: Conv, body: TurnCommit) -> TurnCom
         if is_proactive and speaks:
             reason = (
                 proactive.commit_gate(
-                    conn, conv.identity, conv.id, payload.get("subscription_key", ""), now
+                    conn,
+                    conv.identity,
+                    conv.id,
+                    payload.get("subscription_key", ""),
+                    now,
+                    event_id=body.event_id,
                 )
                 or ""
             )

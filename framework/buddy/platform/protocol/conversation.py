@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic_core import PydanticCustomError
 
 from buddy.platform.limits import (
     ASK_OPTION_CHARS,
@@ -35,10 +37,46 @@ __all__ = [
 ]
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _bad_unicode(value: Any, path: str = "") -> str | None:
+    """The path of the first string holding a lone surrogate, or ``None``."""
+    if isinstance(value, str):
+        return path or "the body" if _SURROGATE.search(value) else None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            here = f"{path}.{key}" if path else str(key)
+            found = _bad_unicode(key, here) or _bad_unicode(item, here)
+            if found:
+                return found
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            found = _bad_unicode(item, f"{path}[{index}]")
+            if found:
+                return found
+    return None
+
+
 class Wire(BaseModel):
-    """Base of every request body: unknown fields are refused (400)."""
+    """Base of every request body: unknown fields are refused (400), and so is text that is
+    not valid Unicode (JSON may escape a lone surrogate; it could be neither stored nor sent)."""
 
     model_config = ConfigDict(extra="forbid")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _unicode(cls, data: Any) -> Any:
+        where = _bad_unicode(data)
+        if where is not None:
+            # The path may itself hold the surrogate (a key): show it escaped.
+            where = where.encode("utf-8", "backslashreplace").decode("utf-8")
+            raise PydanticCustomError(
+                "invalid_unicode",
+                "{field} is not valid UTF-8: it contains an unpaired surrogate",
+                {"field": where},
+            )
+        return data
 
 
 class Member(BaseModel):

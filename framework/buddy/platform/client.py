@@ -1,0 +1,429 @@
+"""How the runtime talks to a platform: the :class:`PlatformClient` interface and its
+HTTP + websocket implementation for the buddy platform protocol (docs/protocol.md).
+
+The runtime depends only on :class:`PlatformClient`; an adapter for another platform is
+one new module implementing it. Every failure of a call raises
+:class:`~buddy.errors.PlatformError` with the HTTP status and the platform's reason.
+"""
+
+from __future__ import annotations
+
+import abc
+import asyncio
+import contextlib
+import json
+import logging
+import random
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Mapping, Sequence
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+import websockets
+from websockets.asyncio.client import ClientConnection
+
+from buddy.errors import PlatformError, SupersededError
+from buddy.platform.protocol.events import SUPERSEDED_CLOSE_CODE, Event
+
+__all__ = ["Backoff", "HttpPlatformClient", "PlatformClient"]
+
+log = logging.getLogger("buddy.platform.client")
+Json = Any
+
+
+class PlatformClient(abc.ABC):
+    """The operations the runtime needs from a platform.
+
+    Conversation-scoped operations take the conversation id first. Results are the
+    protocol's JSON bodies (dicts and lists), as documented in docs/protocol.md.
+    """
+
+    # -- buddy-level
+    @abc.abstractmethod
+    async def upload_declaration(self, requirements: Sequence[Mapping[str, Any]]) -> Json:
+        """Replace the buddy's data declaration (even with an empty list)."""
+
+    @abc.abstractmethod
+    async def upload_widget_types(self, types: Sequence[Mapping[str, Any]]) -> Json:
+        """Replace the buddy's widget types."""
+
+    @abc.abstractmethod
+    def events(self) -> AsyncIterator[Event]:
+        """The event stream; each event once, in order, across reconnects."""
+
+    @abc.abstractmethod
+    async def ack(self, event_id: str) -> None:
+        """Acknowledge a processed event (delivered again until acknowledged)."""
+
+    @abc.abstractmethod
+    async def close(self) -> None:
+        """Close connections."""
+
+    # -- conversation records
+    @abc.abstractmethod
+    async def conversation_info(self, cid: str) -> Json:
+        """Kind and members of a conversation."""
+
+    @abc.abstractmethod
+    async def commit_turn(self, cid: str, turn: Mapping[str, Any]) -> Json:
+        """Commit one turn's output (idempotent on its event id)."""
+
+    @abc.abstractmethod
+    async def turns(self, cid: str, after: float = 0) -> Json:
+        """Stored turn records, oldest first."""
+
+    @abc.abstractmethod
+    async def put_summary(self, cid: str, text: str, covers_until: float) -> Json:
+        """Store a compaction summary."""
+
+    @abc.abstractmethod
+    async def get_summary(self, cid: str) -> Json | None:
+        """The compaction summary, or ``None``."""
+
+    # -- memory
+    @abc.abstractmethod
+    async def memory_list(self, cid: str) -> Json:
+        """All entries, sorted by key."""
+
+    @abc.abstractmethod
+    async def memory_write(self, cid: str, key: str, text: str) -> Json:
+        """Overwrite one entry."""
+
+    @abc.abstractmethod
+    async def memory_delete(self, cid: str, key: str) -> None:
+        """Delete one entry (absent is fine)."""
+
+    # -- data access
+    @abc.abstractmethod
+    async def data_query(self, cid: str, datasets: list[str], member_id: str | None) -> Json:
+        """One status (and data when available) per dataset."""
+
+    @abc.abstractmethod
+    async def data_request(self, cid: str, request: Mapping[str, Any]) -> Json:
+        """Send a consent card (private chats only)."""
+
+    @abc.abstractmethod
+    async def data_read_result(self, cid: str, request_id: str) -> Json:
+        """A one-time location/calendar result."""
+
+    # -- widgets
+    @abc.abstractmethod
+    async def widget_call(
+        self, cid: str, method: str, path: str, body: Mapping[str, Any] | None = None
+    ) -> Json:
+        """One widget operation: ``path`` relative to ``/internal/v1`` (``widgets/…``, ``messages``)."""
+
+    # -- proactive
+    @abc.abstractmethod
+    async def proactive_subscribe(self, cid: str, key: str, request: Mapping[str, Any]) -> Json:
+        """Create, or update and re-enable, a subscription by key."""
+
+    @abc.abstractmethod
+    async def proactive_list(self, cid: str) -> Json:
+        """All subscriptions of the conversation, closed ones included."""
+
+    @abc.abstractmethod
+    async def proactive_unsubscribe(self, cid: str, key: str) -> bool:
+        """Close one; whether it was found."""
+
+    @abc.abstractmethod
+    async def proactive_unsubscribe_all(self, cid: str) -> int:
+        """Close every active one; how many."""
+
+
+class Backoff:
+    """Exponential backoff with full jitter: ``uniform(0, min(cap, base * 2**attempt))``."""
+
+    def __init__(
+        self, base: float = 0.2, cap: float = 10.0, rng: random.Random | None = None
+    ) -> None:
+        self.base = base
+        self.cap = cap
+        self.attempt = 0
+        self.rng = rng or random.Random()
+
+    def next(self) -> float:
+        """The next delay in seconds."""
+        delay = self.rng.uniform(0, min(self.cap, self.base * 2**self.attempt))
+        self.attempt += 1
+        return delay
+
+    def reset(self) -> None:
+        """After a success: start again from the smallest delay."""
+        self.attempt = 0
+
+
+def _key(key: str) -> str:
+    return quote(key, safe="")
+
+
+class HttpPlatformClient(PlatformClient):
+    """The buddy platform protocol over HTTP (httpx) and a websocket gateway (websockets).
+
+    Args:
+        base_url: The platform, e.g. ``http://127.0.0.1:8700``.
+        token: The buddy's bearer token (a dev token acts as ``<buddyId>-dev``).
+        http: An ``httpx.AsyncClient`` to use (tests pass one with an ASGI transport).
+        timeout: Seconds per HTTP request.
+        backoff: Reconnect delays of the gateway.
+        remember: How many processed event ids are kept to drop redeliveries.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        token: str,
+        *,
+        http: httpx.AsyncClient | None = None,
+        timeout: float = 15.0,
+        backoff: Backoff | None = None,
+        remember: int = 10_000,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.token = token
+        self._http = http or httpx.AsyncClient(base_url=self.base_url, timeout=timeout)
+        self._own_http = http is None
+        self.backoff = backoff or Backoff()
+        self._seen: OrderedDict[str, None] = OrderedDict()
+        self._remember = remember
+        self._socket: ClientConnection | None = None
+        self._unsent_acks: list[str] = []
+        self._closed = False
+        self.identity = ""
+        self.connections = 0  # how many times the gateway said hello (reconnects + 1)
+
+    # ------------------------------------------------------------ HTTP
+
+    async def _call(
+        self,
+        method: str,
+        path: str,
+        *,
+        cid: str | None = None,
+        body: Mapping[str, Any] | None = None,
+        params: Mapping[str, Any] | None = None,
+        missing_ok: bool = False,
+    ) -> Json:
+        headers = {"Authorization": f"Bearer {self.token}"}
+        if cid is not None:
+            headers["X-Conversation-Id"] = cid
+        try:
+            response = await self._http.request(
+                method, f"{self.base_url}{path}", headers=headers, json=body, params=params
+            )
+        except httpx.TimeoutException as exc:
+            raise PlatformError(
+                0, f"the platform did not answer in time ({type(exc).__name__})"
+            ) from exc
+        except httpx.HTTPError as exc:
+            raise PlatformError(0, f"the platform is unreachable: {exc}") from exc
+        if response.status_code == 404 and missing_ok:
+            return None
+        if response.status_code >= 400:
+            raise PlatformError(response.status_code, _reason(response))
+        if response.status_code == 204 or not response.content:
+            return None
+        try:
+            return response.json()
+        except ValueError as exc:
+            raise PlatformError(
+                response.status_code, "the platform answered with invalid JSON"
+            ) from exc
+
+    async def upload_declaration(self, requirements: Sequence[Mapping[str, Any]]) -> Json:
+        return await self._call(
+            "PUT", "/internal/v1/data-access/declaration", body={"requirements": list(requirements)}
+        )
+
+    async def upload_widget_types(self, types: Sequence[Mapping[str, Any]]) -> Json:
+        return await self._call("PUT", "/internal/v1/widget-types", body={"types": list(types)})
+
+    async def conversation_info(self, cid: str) -> Json:
+        return await self._call("GET", "/internal/v1/conversation", cid=cid)
+
+    async def commit_turn(self, cid: str, turn: Mapping[str, Any]) -> Json:
+        return await self._call("POST", "/internal/v1/conversation/turns", cid=cid, body=turn)
+
+    async def turns(self, cid: str, after: float = 0) -> Json:
+        return await self._call(
+            "GET", "/internal/v1/conversation/turns", cid=cid, params={"after": after}
+        )
+
+    async def put_summary(self, cid: str, text: str, covers_until: float) -> Json:
+        return await self._call(
+            "PUT",
+            "/internal/v1/conversation/summary",
+            cid=cid,
+            body={"text": text, "covers_until": covers_until},
+        )
+
+    async def get_summary(self, cid: str) -> Json | None:
+        return await self._call(
+            "GET", "/internal/v1/conversation/summary", cid=cid, missing_ok=True
+        )
+
+    async def memory_list(self, cid: str) -> Json:
+        return (await self._call("GET", "/internal/v1/memory", cid=cid))["entries"]
+
+    async def memory_write(self, cid: str, key: str, text: str) -> Json:
+        return await self._call(
+            "PUT", f"/internal/v1/memory/{_key(key)}", cid=cid, body={"text": text}
+        )
+
+    async def memory_delete(self, cid: str, key: str) -> None:
+        await self._call("DELETE", f"/internal/v1/memory/{_key(key)}", cid=cid)
+
+    async def data_query(self, cid: str, datasets: list[str], member_id: str | None) -> Json:
+        body: dict[str, Any] = {"datasets": datasets}
+        if member_id is not None:
+            body["member_id"] = member_id
+        return (await self._call("POST", "/internal/v1/data-access/query", cid=cid, body=body))[
+            "results"
+        ]
+
+    async def data_request(self, cid: str, request: Mapping[str, Any]) -> Json:
+        return await self._call("POST", "/internal/v1/data-access/requests", cid=cid, body=request)
+
+    async def data_read_result(self, cid: str, request_id: str) -> Json:
+        return await self._call(
+            "GET", f"/internal/v1/data-access/results/{_key(request_id)}", cid=cid
+        )
+
+    async def widget_call(
+        self, cid: str, method: str, path: str, body: Mapping[str, Any] | None = None
+    ) -> Json:
+        return await self._call(method, f"/internal/v1/{path}", cid=cid, body=body)
+
+    async def proactive_subscribe(self, cid: str, key: str, request: Mapping[str, Any]) -> Json:
+        return await self._call(
+            "PUT", f"/internal/v1/proactive/subscriptions/{_key(key)}", cid=cid, body=request
+        )
+
+    async def proactive_list(self, cid: str) -> Json:
+        return (await self._call("GET", "/internal/v1/proactive/subscriptions", cid=cid))[
+            "subscriptions"
+        ]
+
+    async def proactive_unsubscribe(self, cid: str, key: str) -> bool:
+        found = await self._call(
+            "DELETE", f"/internal/v1/proactive/subscriptions/{_key(key)}", cid=cid
+        )
+        return bool(found["found"])
+
+    async def proactive_unsubscribe_all(self, cid: str) -> int:
+        closed = await self._call("DELETE", "/internal/v1/proactive/subscriptions", cid=cid)
+        return int(closed["closed"])
+
+    # ------------------------------------------------------------ gateway
+
+    def _gateway_url(self) -> str:
+        scheme, rest = self.base_url.split("://", 1)
+        return f"{'wss' if scheme == 'https' else 'ws'}://{rest}/internal/v1/gateway"
+
+    def _fresh(self, event_id: str) -> bool:
+        if event_id in self._seen:
+            return False
+        self._seen[event_id] = None
+        while len(self._seen) > self._remember:
+            self._seen.popitem(last=False)
+        return True
+
+    async def events(self) -> AsyncIterator[Event]:
+        """Connect, and yield each event once — reconnecting after drops, never after supersede.
+
+        Raises:
+            SupersededError: A newer connection of the same identity took over (logged as ERROR).
+            PlatformError: The token was refused.
+        """
+        while not self._closed:
+            try:
+                async with websockets.connect(
+                    self._gateway_url(),
+                    additional_headers={"Authorization": f"Bearer {self.token}"},
+                    open_timeout=10,
+                    max_size=8 * 1024 * 1024,
+                ) as socket:
+                    self._socket = socket
+                    async for event in self._read(socket):
+                        yield event
+            except SupersededError as exc:
+                log.error(
+                    "buddy %s stops: %s; not reconnecting", self.identity or "process", exc.reason
+                )
+                raise
+            except websockets.InvalidStatus as exc:
+                if exc.response.status_code in (401, 403):
+                    raise PlatformError(401, "the platform refused the token") from exc
+            except (
+                OSError,
+                websockets.ConnectionClosed,
+                websockets.InvalidHandshake,
+                TimeoutError,
+            ) as exc:
+                if (
+                    isinstance(exc, websockets.ConnectionClosed)
+                    and exc.rcvd
+                    and exc.rcvd.code == 4401
+                ):
+                    raise PlatformError(401, "the platform refused the token") from exc
+            finally:
+                self._socket = None
+            if self._closed:
+                return
+            delay = self.backoff.next()
+            log.warning("gateway connection lost; reconnecting in %.2fs", delay)
+            await asyncio.sleep(delay)
+
+    async def _read(self, socket: ClientConnection) -> AsyncIterator[Event]:
+        async for raw in socket:
+            message = json.loads(raw)
+            kind = message.get("type")
+            if kind == "hello":
+                self.identity = message.get("identity", "")
+                self.connections += 1
+                self.backoff.reset()
+                await self._flush_acks(socket)
+            elif kind == "supersede":
+                raise SupersededError(message.get("reason", "another connection took over"))
+            elif kind == "event":
+                event = Event.model_validate(message["event"])
+                if self._fresh(event.id):
+                    yield event
+                else:
+                    await self.ack(event.id)  # processed before the drop: just confirm again
+        if socket.close_code == SUPERSEDED_CLOSE_CODE:
+            raise SupersededError(socket.close_reason or "another connection took over")
+
+    async def _flush_acks(self, socket: ClientConnection) -> None:
+        pending, self._unsent_acks = self._unsent_acks, []
+        for event_id in pending:
+            await socket.send(json.dumps({"type": "ack", "event_id": event_id}))
+
+    async def ack(self, event_id: str) -> None:
+        socket = self._socket
+        if socket is None:
+            self._unsent_acks.append(event_id)
+            return
+        try:
+            await socket.send(json.dumps({"type": "ack", "event_id": event_id}))
+        except websockets.ConnectionClosed:
+            self._unsent_acks.append(event_id)  # sent after the reconnect
+
+    async def close(self) -> None:
+        self._closed = True
+        if self._socket is not None:
+            with contextlib.suppress(Exception):
+                await self._socket.close()
+        if self._own_http:
+            await self._http.aclose()
+
+
+def _reason(response: httpx.Response) -> str:
+    try:
+        body = response.json()
+    except ValueError:
+        return response.text[:500] or response.reason_phrase
+    if isinstance(body, dict) and isinstance(body.get("reason"), str):
+        return str(body["reason"])
+    return json.dumps(body, ensure_ascii=False)[:500]

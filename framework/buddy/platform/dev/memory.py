@@ -1,0 +1,176 @@
+"""The memory capability: a conversation's ``key → text`` notes, kept by the platform.
+
+Memory belongs to one conversation and goes with it (``ON DELETE CASCADE``). Every limit
+is checked inside the write's transaction, so concurrent writes cannot together exceed
+the entry count or the total size.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Path, Request
+from starlette.convertors import Convertor, register_url_convertor
+
+from buddy.platform.dev.core import ConversationRow, Reject, conversation, platform_of
+from buddy.platform.limits import (
+    MEMORY_ENTRIES_MAX,
+    MEMORY_KEY_CHARS,
+    MEMORY_TEXT_BYTES,
+    MEMORY_TOTAL_BYTES,
+)
+from buddy.platform.protocol.memory import MemoryEntry, MemoryList, MemoryWrite
+
+__all__ = ["TABLES", "check_key", "router"]
+
+TABLES = """
+CREATE TABLE IF NOT EXISTS memory (
+    conversation_id TEXT NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
+    key TEXT NOT NULL,
+    text TEXT NOT NULL,
+    bytes INTEGER NOT NULL,
+    updated_at REAL NOT NULL,
+    PRIMARY KEY (conversation_id, key)
+);
+"""
+
+router = APIRouter(prefix="/internal/v1/memory", tags=["memory"])
+
+Conv = Annotated[ConversationRow, Depends(conversation)]
+Key = Annotated[
+    str,
+    Path(
+        description=(
+            f"1–{MEMORY_KEY_CHARS} characters, no whitespace, no `/` "
+            "(a `/` in the path is part of the key and makes it invalid)."
+        )
+    ),
+]
+
+_FORBIDDEN = re.compile(r"[\s/]")
+
+
+class _AnyText(Convertor[str]):
+    """Like ``path`` but also matching newlines, so a key with one is refused as invalid
+    (400 ``memory_key_invalid``) rather than not routed (404)."""
+
+    regex = r"[\s\S]*"
+
+    def convert(self, value: str) -> str:
+        return value
+
+    def to_string(self, value: str) -> str:
+        return value
+
+
+register_url_convertor("memory_key", _AnyText())
+
+
+def check_key(key: str) -> None:
+    """Refuse a memory key that is empty, too long, or has whitespace or ``/``.
+
+    Raises:
+        Reject: 400 ``memory_key_invalid`` with the rule it breaks.
+    """
+    if not key:
+        raise Reject(400, "memory_key_invalid", "memory key is empty")
+    if len(key) > MEMORY_KEY_CHARS:
+        raise Reject(
+            400,
+            "memory_key_invalid",
+            f"memory key is {len(key)} characters; the limit is {MEMORY_KEY_CHARS}",
+        )
+    bad = _FORBIDDEN.search(key)
+    if bad is not None:
+        what = "'/'" if bad.group() == "/" else f"whitespace ({bad.group()!r})"
+        raise Reject(
+            400,
+            "memory_key_invalid",
+            f"memory key has {what} at character {bad.start() + 1}; keys may not contain"
+            " whitespace or '/'",
+        )
+
+
+@router.get("", response_model=MemoryList)
+async def list_memory(request: Request, conv: Conv) -> MemoryList:
+    """Every memory entry of the conversation, sorted by key."""
+
+    def fetch(conn: sqlite3.Connection) -> MemoryList:
+        rows = conn.execute(
+            "SELECT key, text, updated_at FROM memory WHERE conversation_id = ? ORDER BY key",
+            (conv.id,),
+        ).fetchall()
+        return MemoryList(
+            entries=[
+                MemoryEntry(key=r["key"], text=r["text"], updated_at=r["updated_at"]) for r in rows
+            ]
+        )
+
+    return await platform_of(request).store.read(fetch)
+
+
+@router.put("/{key:memory_key}", response_model=MemoryEntry)
+async def write_memory(request: Request, conv: Conv, key: Key, body: MemoryWrite) -> MemoryEntry:
+    """Write one entry, replacing any text already under ``key``.
+
+    Refused (400) when the key is invalid (``memory_key_invalid``), the text is over
+    16384 UTF-8 bytes (``memory_text_too_long``), a new key would be the 65th entry
+    (``memory_full``), or all texts together would exceed 262144 bytes after the write
+    (``memory_total_too_large``). Overwriting a key never counts as a new entry.
+    """
+    check_key(key)
+    size = len(body.text.encode("utf-8"))
+    if size > MEMORY_TEXT_BYTES:
+        raise Reject(
+            400,
+            "memory_text_too_long",
+            f"memory text is {size} bytes; the limit is {MEMORY_TEXT_BYTES}",
+        )
+    platform = platform_of(request)
+    now = platform.clock.time()
+
+    def write(conn: sqlite3.Connection) -> MemoryEntry:
+        old = conn.execute(
+            "SELECT bytes FROM memory WHERE conversation_id = ? AND key = ?", (conv.id, key)
+        ).fetchone()
+        count, total = conn.execute(
+            "SELECT COUNT(*), COALESCE(SUM(bytes), 0) FROM memory WHERE conversation_id = ?",
+            (conv.id,),
+        ).fetchone()
+        if old is None and count >= MEMORY_ENTRIES_MAX:
+            raise Reject(
+                400,
+                "memory_full",
+                f"memory has {count} entries; the limit is {MEMORY_ENTRIES_MAX}"
+                " (delete one or overwrite an existing key)",
+            )
+        after = total - (old["bytes"] if old is not None else 0) + size
+        if after > MEMORY_TOTAL_BYTES:
+            raise Reject(
+                400,
+                "memory_total_too_large",
+                f"memory would hold {after} bytes of text after this write;"
+                f" the limit is {MEMORY_TOTAL_BYTES}",
+            )
+        conn.execute(
+            "INSERT INTO memory (conversation_id, key, text, bytes, updated_at)"
+            " VALUES (?, ?, ?, ?, ?) ON CONFLICT (conversation_id, key) DO UPDATE SET"
+            " text = excluded.text, bytes = excluded.bytes, updated_at = excluded.updated_at",
+            (conv.id, key, body.text, size, now),
+        )
+        return MemoryEntry(key=key, text=body.text, updated_at=now)
+
+    return await platform.store.write(write)
+
+
+@router.delete("/{key:memory_key}", status_code=204)
+async def delete_memory(request: Request, conv: Conv, key: Key) -> None:
+    """Delete one entry; 204 also when there was none (an invalid key is still 400)."""
+    check_key(key)
+
+    def delete(conn: sqlite3.Connection) -> None:
+        conn.execute("DELETE FROM memory WHERE conversation_id = ? AND key = ?", (conv.id, key))
+
+    await platform_of(request).store.write(delete)

@@ -1,0 +1,107 @@
+"""kill -9 in the middle of acknowledged writes: after a restart, every one is there."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.platform.conftest import ADMIN, free_port
+
+pytestmark = pytest.mark.anyio
+HEADERS = {"Authorization": f"Bearer {ADMIN}"}
+
+
+@contextlib.asynccontextmanager
+async def platform_process(db: Path, port: int) -> AsyncIterator[subprocess.Popen[bytes]]:
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "buddy",
+            "platform",
+            "--db",
+            str(db),
+            "--port",
+            str(port),
+            "--admin-token",
+            ADMIN,
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as http:
+            for _ in range(200):
+                with contextlib.suppress(httpx.HTTPError):
+                    if (await http.get("/dev/clock", headers=HEADERS)).status_code == 200:
+                        break
+                await asyncio.sleep(0.05)
+            else:
+                raise AssertionError("the platform did not start")
+        yield process
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.wait(10)
+
+
+async def test_sigkill_loses_no_acknowledged_write(tmp_path: Path) -> None:
+    db = tmp_path / "platform.db"
+    port = free_port()
+    acknowledged: list[str] = []
+    async with (
+        platform_process(db, port) as process,
+        httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=5) as http,
+    ):
+        await http.post("/dev/buddies", headers=HEADERS, json={"buddy_id": "durable"})
+        conv = (
+            await http.post(
+                "/dev/conversations",
+                headers=HEADERS,
+                json={"identity": "durable", "kind": "private", "members": [{"name": "u"}]},
+            )
+        ).json()
+
+        async def writer(lane: int) -> None:
+            for i in range(10_000):
+                text = f"lane{lane}-{i}"
+                try:
+                    response = await http.post(
+                        f"/dev/conversations/{conv['id']}/messages",
+                        headers=HEADERS,
+                        json={"text": text},
+                    )
+                except httpx.HTTPError:
+                    return  # the process died under us: this write was not acknowledged
+                if response.status_code == 201:
+                    acknowledged.append(text)
+
+        writers = [asyncio.create_task(writer(lane)) for lane in range(4)]
+        while len(acknowledged) < 120:
+            await asyncio.sleep(0.005)
+        os.kill(process.pid, signal.SIGKILL)
+        await asyncio.gather(*writers)
+    assert len(acknowledged) >= 120
+    async with (
+        platform_process(db, port),
+        httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as http,
+    ):
+        transcript = (
+            await http.get(f"/dev/conversations/{conv['id']}/messages", headers=HEADERS)
+        ).json()
+        stored = {m["body"]["text"] for m in transcript}
+        missing = [t for t in acknowledged if t not in stored]
+        assert not missing, f"{len(missing)} acknowledged writes lost, e.g. {missing[:3]}"
+        events = (
+            await http.get("/dev/events", headers=HEADERS, params={"identity": "durable"})
+        ).json()
+        assert {e["payload"]["text"] for e in events} >= set(acknowledged)
