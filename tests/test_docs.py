@@ -83,3 +83,18 @@ def test_the_tutorials_finished_buddy_validates_and_renders(project: Path) -> No
     assert issues == []
     assert blueprint is not None
     assert "阿茶" in blueprint.persona.render()
+
+
+def test_every_platform_endpoint_is_in_the_protocol_doc() -> None:
+    from buddy.platform.dev.app import create_app
+
+    protocol = (DOCS / "protocol.md").read_text(encoding="utf-8")
+    paths = create_app(":memory:").openapi()["paths"]
+    missing = [
+        f"{method.upper()} {path}"
+        for path, operations in paths.items()
+        for method in operations
+        if path not in protocol
+    ]
+    assert not missing, f"document these endpoints in docs/protocol.md: {missing}"
+    assert "/internal/v1/gateway" in protocol

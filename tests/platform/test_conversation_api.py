@@ -182,3 +182,29 @@ async def test_consent_cards_are_private_only(live: Dev, client: HttpPlatformCli
     with pytest.raises(PlatformError) as member:
         await group.data_access.query(["health.sleep"])
     assert member.value.status == 400
+
+
+async def test_proactive(live: Dev, client: HttpPlatformClient) -> None:
+    conversation = await _conversation(live, client)
+    request = {
+        "title": "跑后复盘",
+        "reason": "跑完步帮你看看这次训练",
+        "trigger": "workout.completed",
+        "cooldown_minutes": 60,
+    }
+    created = await conversation.proactive.subscribe("post-run", request)
+    assert (created["key"], created["status"], created["daily_limit"]) == ("post-run", "active", 3)
+    await conversation.proactive.subscribe("weekly", {**request, "trigger": "sleep.ready"})
+    assert [s["key"] for s in await conversation.proactive.list()] == ["post-run", "weekly"]
+    assert await conversation.proactive.unsubscribe("weekly") is True
+    assert await conversation.proactive.unsubscribe("never") is False
+    assert [s["status"] for s in await conversation.proactive.list()] == ["active", "closed"]
+    assert await conversation.proactive.unsubscribe_all() == 1
+    with pytest.raises(PlatformError) as invalid:
+        await conversation.proactive.subscribe("x", {**request, "title": "题" * 101})
+    assert invalid.value.status == 400
+    assert "100" in invalid.value.reason
+    group = await _conversation(live, client, "group")
+    with pytest.raises(PlatformError) as private_only:
+        await group.proactive.subscribe("x", request)
+    assert private_only.value.status == 400

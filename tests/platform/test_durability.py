@@ -62,7 +62,9 @@ async def test_sigkill_loses_no_acknowledged_write(tmp_path: Path) -> None:
         platform_process(db, port) as process,
         httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=5) as http,
     ):
-        await http.post("/dev/buddies", headers=HEADERS, json={"buddy_id": "durable"})
+        created = (
+            await http.post("/dev/buddies", headers=HEADERS, json={"buddy_id": "durable"})
+        ).json()
         conv = (
             await http.post(
                 "/dev/conversations",
@@ -85,7 +87,24 @@ async def test_sigkill_loses_no_acknowledged_write(tmp_path: Path) -> None:
                 if response.status_code == 201:
                     acknowledged.append(text)
 
-        writers = [asyncio.create_task(writer(lane)) for lane in range(4)]
+        buddy = created["token"]
+        acked_memory: dict[str, int] = {}
+
+        async def memory_writer(lane: int) -> None:
+            headers = {"Authorization": f"Bearer {buddy}", "X-Conversation-Id": conv["id"]}
+            for i in range(10_000):
+                key = f"k{lane}-{i % 16}"
+                try:
+                    response = await http.put(
+                        f"/internal/v1/memory/{key}", headers=headers, json={"text": str(i)}
+                    )
+                except httpx.HTTPError:
+                    return
+                if response.status_code == 200:
+                    acked_memory[key] = i
+
+        writers = [asyncio.create_task(writer(lane)) for lane in range(3)]
+        writers += [asyncio.create_task(memory_writer(lane)) for lane in range(2)]
         while len(acknowledged) < 120:
             await asyncio.sleep(0.005)
         os.kill(process.pid, signal.SIGKILL)
@@ -105,3 +124,13 @@ async def test_sigkill_loses_no_acknowledged_write(tmp_path: Path) -> None:
             await http.get("/dev/events", headers=HEADERS, params={"identity": "durable"})
         ).json()
         assert {e["payload"]["text"] for e in events} >= set(acknowledged)
+        memory = (
+            await http.get(
+                "/internal/v1/memory",
+                headers={"Authorization": f"Bearer {buddy}", "X-Conversation-Id": conv["id"]},
+            )
+        ).json()["entries"]
+        stored_memory = {e["key"]: int(e["text"]) for e in memory}
+        assert acked_memory
+        # Each key holds its last acknowledged value, or a later one whose answer was cut off.
+        assert all(stored_memory.get(k, -1) >= v for k, v in acked_memory.items())
