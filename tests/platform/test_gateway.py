@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+import sys
 
 import pytest
 
@@ -133,3 +134,53 @@ async def test_unknown_token_is_refused(live: Dev) -> None:
         await asyncio.wait_for(_take(client.events(), 1), 10)
     assert caught.value.status == 401
     await client.close()
+
+
+CONSUMER = """
+import asyncio, sys
+from buddy.errors import SupersededError
+from buddy.platform.client import HttpPlatformClient
+
+async def main() -> int:
+    client = HttpPlatformClient(sys.argv[1], sys.argv[2])
+    try:
+        async for event in client.events():
+            print("event", event.id, flush=True)
+            await client.ack(event.id)
+    except SupersededError:
+        return 3
+    finally:
+        await client.close()
+    return 0
+
+sys.exit(asyncio.run(main()))
+"""
+
+
+async def test_a_superseded_process_logs_the_cause_and_exits(live: Dev) -> None:
+    conv = await live.conversation()
+    old = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-c",
+        CONSUMER,
+        live.url,
+        live.token,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    await _say(live, conv["id"], "first")
+    assert old.stdout is not None
+    line = await asyncio.wait_for(old.stdout.readline(), 20)
+    assert line.startswith(b"event ")
+    newer = _client(live)
+    receiving = asyncio.create_task(_take(newer.events(), 1))
+    code = await asyncio.wait_for(old.wait(), 20)
+    assert old.stderr is not None
+    stderr = (await old.stderr.read()).decode()
+    assert code == 3
+    assert "superseded" in stderr
+    assert "not reconnecting" in stderr
+    await _say(live, conv["id"], "second")
+    (event,) = await asyncio.wait_for(receiving, 10)
+    assert event.payload["text"] == "second"
+    await newer.close()
