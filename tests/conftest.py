@@ -44,3 +44,21 @@ def write(project: Path) -> Write:
         return first
 
     return _write
+
+
+_LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1", "platform", "p", None}
+
+
+@pytest.fixture(autouse=True)
+def _no_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests never reach a real model or the internet: only loopback resolves."""
+    import socket
+
+    real = socket.getaddrinfo
+
+    def guarded(host: object, *args: object, **kwargs: object) -> object:
+        if host not in _LOCAL_HOSTS and not str(host).startswith("127."):
+            raise OSError(f"tests may not reach the network (asked for {host!r})")
+        return real(host, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(socket, "getaddrinfo", guarded)

@@ -8,6 +8,8 @@ The class tree::
     ├── PlatformError      the platform refused or failed a request (status + reason)
     │   └── SupersededError    a newer process of the same identity took over
     ├── ResourceNotFoundError  `resource.read` of a file the buddy does not have
+    ├── ModelError         a model request failed (after retries and fallbacks)
+    │   └── ModelConfigError   a model cannot be used as configured (e.g. a missing API key)
     └── ToolError          an error a tool body raises for the model to read
 
 A user's mistake, a platform failure and an error meant for the model are different
@@ -22,6 +24,8 @@ __all__ = [
     "BuddyError",
     "Issue",
     "ManifestError",
+    "ModelConfigError",
+    "ModelError",
     "PlatformError",
     "ResourceNotFoundError",
     "SupersededError",
@@ -104,6 +108,31 @@ class SupersededError(PlatformError):
 
 class ResourceNotFoundError(BuddyError, LookupError):
     """``resource.read(file)`` named a file that is not among the buddy's resources."""
+
+
+class ModelError(BuddyError):
+    """A model request failed.
+
+    Attributes:
+        model: ``provider:name`` of the model that failed.
+        status: The HTTP status, or 0 (connection error, timeout, bad stream).
+        retryable: Whether trying again (or a fallback) may help.
+    """
+
+    def __init__(
+        self, model: str, message: str, *, status: int = 0, retryable: bool = False
+    ) -> None:
+        self.model = model
+        self.status = status
+        self.retryable = retryable
+        super().__init__(f"{model}: {message}")
+
+
+class ModelConfigError(ModelError):
+    """The model cannot be used as configured, e.g. its API key variable is not set."""
+
+    def __init__(self, model: str, message: str) -> None:
+        super().__init__(model, message, retryable=False)
 
 
 class ToolError(BuddyError):
