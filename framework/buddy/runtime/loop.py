@@ -1,0 +1,354 @@
+"""The agent loop: model → tool calls → results → model … until a reply.
+
+One turn answers one event. Tool calls of one model step run concurrently and their
+results go back in the order the model asked. Every failure — invalid arguments, an
+unknown tool, a denial, a body that raises or hangs, a hook that raises — is an error
+result the model sees; a model failure ends the turn with a clear message for the user.
+
+The turn is recorded step by step for the platform, with the data-visibility rule: once
+user data was read, data-access results are kept as dataset statuses only, and every
+later tool argument, tool result, step text and reasoning is redacted; the final reply
+keeps its text but not its reasoning.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from buddy.compile.blueprint import ModelSpec
+from buddy.errors import ModelError, PlatformError, ResourceNotFoundError, ToolError
+from buddy.models.base import (
+    Done,
+    Message,
+    Model,
+    ModelRequest,
+    ModelResponse,
+    ReasoningDelta,
+    TextDelta,
+    ToolCall,
+    ToolCallDelta,
+    ToolDefinition,
+)
+from buddy.runtime.hooks import HookFailed, Hooks, ToolCallInfo
+from buddy.runtime.state import RuntimeConversation
+from buddy.runtime.tools import Tool, ToolResult
+
+__all__ = [
+    "DATA_TOOLS",
+    "MAX_STEPS",
+    "REDACTED",
+    "AgentEvent",
+    "AgentLoop",
+    "TurnOutcome",
+]
+
+log = logging.getLogger("buddy.runtime.loop")
+
+MAX_STEPS = 12
+REDACTED = "[已隐去：这一轮读过用户授权数据，此处不保留]"
+DATA_TOOLS = frozenset({"data_access_query", "data_access_read_result"})
+MODEL_FAILURE = "抱歉，我这边暂时连不上模型，稍后再试试吧。"
+STEP_LIMIT = "（这一轮步骤太多，先停在这里。）"
+
+
+@dataclass(frozen=True, slots=True)
+class AgentEvent:
+    """An event of the loop's stream.
+
+    ``type`` is one of ``agent_start``, ``turn_start``, ``message_start``,
+    ``message_update``, ``message_end``, ``tool_execution_start``,
+    ``tool_execution_update``, ``tool_execution_end``, ``turn_end``, ``agent_end``.
+    """
+
+    type: str
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class TurnOutcome:
+    """What a turn produced.
+
+    Attributes:
+        reply: The text the user sees, or ``None``.
+        steps: The record to persist (already redacted where needed).
+        data_read: Whether the turn read user data.
+        error: A model failure, when the turn could not finish.
+        messages: The turn's messages for the history of later turns (redacted like
+            ``steps``; the model saw the unredacted ones during the turn).
+    """
+
+    reply: str | None
+    steps: list[dict[str, Any]]
+    data_read: bool
+    error: str | None = None
+    messages: list[Message] = field(default_factory=list)
+
+
+class _Recorder:
+    """Builds the persisted steps, redacting everything after user data was read."""
+
+    def __init__(self, conversation: RuntimeConversation) -> None:
+        self.conversation = conversation
+        self.steps: list[dict[str, Any]] = []
+        self.messages: list[Message] = []
+
+    @property
+    def redacting(self) -> bool:
+        return self.conversation.turn.data_read
+
+    def model_step(self, response: ModelResponse, *, final: bool) -> None:
+        text, reasoning = response.text, response.reasoning
+        if reasoning:
+            self.steps.append(
+                {"type": "reasoning", "redacted": True}
+                if self.redacting or final
+                else {"type": "reasoning", "content": reasoning}
+            )
+        keep_text = not self.redacting or final
+        if text:
+            self.steps.append(
+                {"type": "text", "content": text}
+                if keep_text
+                else {"type": "text", "redacted": True}
+            )
+        calls = tuple(
+            ToolCall(c.id, c.name, c.arguments if not self.redacting else "{}")
+            for c in response.tool_calls
+        )
+        for call in response.tool_calls:
+            step: dict[str, Any] = {"type": "tool_call", "tool": call.name, "call_id": call.id}
+            if self.redacting:
+                step["redacted"] = True
+            else:
+                step["content"] = _arguments_for_record(call.arguments)
+            self.steps.append(step)
+        if text or calls:
+            self.messages.append(
+                Message("assistant", text if keep_text else REDACTED, tool_calls=calls)
+            )
+
+    def result(self, call: ToolCall, result: ToolResult, *, read_here: bool, redact: bool) -> None:
+        step: dict[str, Any] = {"type": "tool_result", "tool": call.name, "call_id": call.id}
+        if result.is_error:
+            step["is_error"] = True
+        if read_here and call.name in DATA_TOOLS:
+            content: Any = _statuses(result)
+            step["content"] = content
+            shown = json.dumps(content, ensure_ascii=False)
+        elif redact or read_here:
+            step["redacted"] = True
+            shown = REDACTED
+        else:
+            step["content"] = result.text
+            shown = result.text
+        self.steps.append(step)
+        self.messages.append(
+            Message("tool", shown, tool_call_id=call.id, name=call.name, is_error=result.is_error)
+        )
+
+
+def _arguments_for_record(arguments: str) -> Any:
+    try:
+        return json.loads(arguments)
+    except ValueError:
+        return arguments
+
+
+def _statuses(result: ToolResult) -> dict[str, str]:
+    """Only ``dataset → status`` of a data-access result (never the values)."""
+    details = result.details
+    items = details if isinstance(details, list) else [details]
+    statuses: dict[str, str] = {}
+    for item in items:
+        if isinstance(item, dict) and "status" in item:
+            statuses[str(item.get("dataset", "result"))] = str(item["status"])
+    return statuses
+
+
+class AgentLoop:
+    """Runs turns of one buddy: its model, tools and hooks.
+
+    Args:
+        model: The model (with its retries and fallbacks).
+        tools: The tools by name.
+        hooks: The hook rules.
+        spec: The model spec, for sampling settings.
+        max_steps: Model requests per turn before it is stopped.
+    """
+
+    def __init__(
+        self,
+        model: Model,
+        tools: dict[str, Tool],
+        hooks: Hooks,
+        spec: ModelSpec | None = None,
+        *,
+        max_steps: int = MAX_STEPS,
+    ) -> None:
+        self.model = model
+        self.tools = tools
+        self.hooks = hooks
+        self.spec = spec
+        self.max_steps = max_steps
+        self.definitions = tuple(
+            ToolDefinition(t.name, t.description, t.parameters) for t in tools.values()
+        )
+
+    async def run(
+        self,
+        system: str,
+        history: list[Message],
+        user: Message,
+        conversation: RuntimeConversation,
+        on_event: Callable[[AgentEvent], None] | None = None,
+    ) -> TurnOutcome:
+        """Run one turn for ``user`` (the new message) after ``history``."""
+        emit = on_event or (lambda event: None)
+        recorder = _Recorder(conversation)
+        messages = [*history, user]
+        emit(AgentEvent("agent_start"))
+        reply: str | None = None
+        error: str | None = None
+        for step in range(self.max_steps):
+            emit(AgentEvent("turn_start", {"step": step}))
+            try:
+                response = await self._ask(system, messages, emit)
+            except ModelError as exc:
+                log.warning("model failed: %s", exc)
+                error = str(exc)
+                reply = MODEL_FAILURE
+                break
+            final = not response.tool_calls
+            recorder.model_step(response, final=final)
+            # The model keeps seeing everything within the turn; only the record and the
+            # history kept for later turns are redacted.
+            messages.append(Message("assistant", response.text, tool_calls=response.tool_calls))
+            if final:
+                reply = response.text or None
+                emit(AgentEvent("turn_end", {"step": step}))
+                break
+            results = await self._run_calls(response.tool_calls, conversation, recorder, emit)
+            messages.extend(results)
+            emit(AgentEvent("turn_end", {"step": step}))
+            if conversation.turn.ended:
+                reply = response.text or None
+                break
+        else:
+            reply = STEP_LIMIT
+        emit(AgentEvent("agent_end", {"reply": reply, "error": error}))
+        return TurnOutcome(
+            reply=reply,
+            steps=recorder.steps,
+            data_read=conversation.turn.data_read,
+            error=error,
+            messages=[user, *recorder.messages],
+        )
+
+    async def _ask(
+        self, system: str, messages: list[Message], emit: Callable[[AgentEvent], None]
+    ) -> ModelResponse:
+        spec = self.spec
+        request = ModelRequest(
+            system=system,
+            messages=tuple(messages),
+            tools=self.definitions,
+            temperature=spec.temperature if spec else None,
+            max_tokens=spec.max_tokens if spec else None,
+            top_p=spec.top_p if spec else None,
+        )
+        emit(AgentEvent("message_start"))
+        response: ModelResponse | None = None
+        async for event in self.model.stream(request):
+            if isinstance(event, TextDelta):
+                emit(AgentEvent("message_update", {"text": event.text}))
+            elif isinstance(event, ReasoningDelta):
+                emit(AgentEvent("message_update", {"reasoning": event.text}))
+            elif isinstance(event, ToolCallDelta):
+                emit(AgentEvent("message_update", {"tool_call": event.index}))
+            elif isinstance(event, Done):
+                response = event.response
+        if response is None:
+            raise ModelError(self.model.name, "the stream ended without a response", retryable=True)
+        emit(AgentEvent("message_end", {"text": response.text, "calls": len(response.tool_calls)}))
+        return response
+
+    async def _run_calls(
+        self,
+        calls: tuple[ToolCall, ...],
+        conversation: RuntimeConversation,
+        recorder: _Recorder,
+        emit: Callable[[AgentEvent], None],
+    ) -> list[Message]:
+        redact = conversation.turn.data_read  # results after an earlier read are redacted
+
+        async def one(call: ToolCall) -> tuple[ToolCall, ToolResult, bool]:
+            was_read = conversation.turn.data_read
+            emit(AgentEvent("tool_execution_start", {"id": call.id, "name": call.name}))
+            result = await self._execute(call, conversation)
+            read_here = not was_read and conversation.turn.data_read
+            emit(
+                AgentEvent(
+                    "tool_execution_end",
+                    {"id": call.id, "name": call.name, "is_error": result.is_error},
+                )
+            )
+            return call, result, read_here
+
+        outcomes = await asyncio.gather(*(one(call) for call in calls))
+        live: list[Message] = []
+        for call, result, read_here in outcomes:
+            recorder.result(call, result, read_here=read_here, redact=redact)
+            live.append(
+                Message(
+                    "tool",
+                    result.text,
+                    tool_call_id=call.id,
+                    name=call.name,
+                    is_error=result.is_error,
+                )
+            )
+        return live
+
+    async def _execute(self, call: ToolCall, conversation: RuntimeConversation) -> ToolResult:
+        tool = self.tools.get(call.name)
+        if tool is None:
+            known = "、".join(self.tools) or "无"
+            return ToolResult.of(f"没有这个工具：{call.name}（可用：{known}）", is_error=True)
+        try:
+            params = json.loads(call.arguments or "{}")
+        except ValueError as exc:
+            return ToolResult.of(f"参数不是合法的 JSON：{exc}", is_error=True)
+        problem = tool.validate(params)
+        if problem is not None:
+            return ToolResult.of(problem, is_error=True)
+        info = ToolCallInfo(call.id, call.name, params, tool.label)
+        try:
+            denied = await self.hooks.before(info, conversation)
+        except HookFailed as exc:
+            return ToolResult.of(f"调用前的检查出错，没有执行：{exc}", is_error=True)
+        if denied is not None:
+            return ToolResult.of(f"调用被拒绝：{denied}", is_error=True)
+        try:
+            result = await asyncio.wait_for(
+                tool.execute(call.id, params, conversation), tool.timeout
+            )
+        except TimeoutError:
+            result = ToolResult.of(
+                f"工具 {call.name} 超时（{tool.timeout:g} 秒）没有完成", is_error=True
+            )
+        except (ToolError, ResourceNotFoundError) as exc:
+            result = ToolResult.of(str(exc), is_error=True)
+        except PlatformError as exc:
+            result = ToolResult.of(f"平台拒绝了请求：{exc.reason}", is_error=True)
+        except Exception as exc:  # a tool body's bug must not end the turn
+            log.exception("tool %s failed", call.name)
+            result = ToolResult.of(f"工具出错：{type(exc).__name__}: {exc}", is_error=True)
+        try:
+            return await self.hooks.after(info, result, conversation)
+        except HookFailed as exc:
+            return ToolResult.of(f"调用后的处理出错：{exc}", is_error=True)

@@ -1,0 +1,417 @@
+"""The buddy server: one process per buddy identity, running every conversation.
+
+At start it uploads the data declaration (even when empty; a failed upload fails the
+start) and the widget types, then takes events from the gateway. Each conversation is
+built on its first event — persona rendered for it, history rebuilt from the platform's
+summary and recent turns — handles its events one at a time (a message arriving
+mid-turn waits its turn), and is recycled after 30 idle minutes, writing a compaction
+summary when its history grew long. Every event is acknowledged after its turn was
+committed, so a crash re-runs it and the platform's idempotent commit shows the user
+nothing twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from buddy.compile.blueprint import Blueprint
+from buddy.errors import PlatformError, SupersededError
+from buddy.models.base import Message, Model, ToolCall
+from buddy.platform.client import PlatformClient
+from buddy.platform.conversation import Resources
+from buddy.platform.protocol.events import Event
+from buddy.runtime.hooks import Hooks
+from buddy.runtime.loop import REDACTED, AgentEvent, AgentLoop
+from buddy.runtime.state import RuntimeConversation, TurnState, subscription_request
+from buddy.runtime.tools import build_tools
+
+__all__ = ["SKIP_MARKER", "Buddy", "BuddyServer", "records_to_messages"]
+
+log = logging.getLogger("buddy.runtime")
+
+SKIP_MARKER = "[[skip]]"
+SKIP_RULE = f"\n\n如果现在不需要开口，只输出 {SKIP_MARKER}（不要输出别的），用户什么也不会看到。"
+IDLE_SECONDS = 30 * 60
+COMPACT_AFTER_TURNS = 40
+KEEP_RECENT_TURNS = 12
+
+
+def _user_text(record: Mapping[str, Any]) -> str:
+    sender = record.get("sender")
+    text = record.get("user_text") or ""
+    if record.get("event_type") == "proactive":
+        return "[主动服务回合]"
+    if record.get("event_type") == "consent_result":
+        return "[授权卡有了结果]"
+    if isinstance(sender, dict) and record.get("group"):
+        return f"[{sender.get('name')} #{sender.get('member_id')}] {text}"
+    return str(text)
+
+
+def records_to_messages(records: Sequence[Mapping[str, Any]], *, group: bool) -> list[Message]:
+    """Model history from stored turn records (redacted steps stay redacted)."""
+    messages: list[Message] = []
+    for record in records:
+        messages.append(Message("user", _user_text({**record, "group": group})))
+        pending: list[ToolCall] = []
+        text = ""
+        for step in record.get("steps", []):
+            kind = step.get("type")
+            if kind == "text":
+                if pending:
+                    messages.append(Message("assistant", text, tool_calls=tuple(pending)))
+                    pending, text = [], ""
+                text = REDACTED if step.get("redacted") else str(step.get("content") or "")
+            elif kind == "tool_call":
+                arguments = (
+                    "{}"
+                    if step.get("redacted")
+                    else json.dumps(step.get("content"), ensure_ascii=False)
+                )
+                pending.append(ToolCall(str(step.get("call_id")), str(step.get("tool")), arguments))
+            elif kind == "tool_result":
+                if pending:
+                    messages.append(Message("assistant", text, tool_calls=tuple(pending)))
+                    pending, text = [], ""
+                content = REDACTED if step.get("redacted") else step.get("content")
+                shown = (
+                    content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
+                )
+                messages.append(
+                    Message(
+                        "tool",
+                        shown,
+                        tool_call_id=str(step.get("call_id")),
+                        name=str(step.get("tool")),
+                        is_error=bool(step.get("is_error")),
+                    )
+                )
+        if pending:
+            messages.append(Message("assistant", text, tool_calls=tuple(pending)))
+        elif text:
+            messages.append(Message("assistant", text))
+        elif record.get("reply"):
+            messages.append(Message("assistant", str(record["reply"])))
+    return messages
+
+
+class Buddy:
+    """A compiled buddy bound to a platform and a model: what every conversation shares."""
+
+    def __init__(self, blueprint: Blueprint, client: PlatformClient, model: Model) -> None:
+        self.blueprint = blueprint
+        self.client = client
+        self.model = model
+        self.resources = Resources.load(blueprint.resources)
+        self.declared = {s.key: s for s in blueprint.proactive.subscriptions}
+        self.loop = AgentLoop(model, build_tools(blueprint), Hooks(blueprint), blueprint.model)
+
+    async def start(self) -> None:
+        """Upload the data declaration (even empty) and the widget types.
+
+        Raises:
+            PlatformError: The upload failed; the buddy must not start.
+        """
+        requirements = [
+            {
+                "id": r.id,
+                "purpose": r.purpose,
+                "title": r.title,
+                "source": r.source,
+                "schema_version": r.schema_version,
+            }
+            for r in self.blueprint.data.requirements
+        ]
+        await self.client.upload_declaration(requirements)
+        types = [
+            {
+                "type": w.type,
+                "title": w.title,
+                "description": w.description or None,
+                "modules": {
+                    m.name: {"title": m.title, "record": dict(m.record)} for m in w.modules
+                },
+            }
+            for w in self.blueprint.widgets
+        ]
+        await self.client.upload_widget_types(types)
+
+
+@dataclass
+class _Session:
+    conversation: RuntimeConversation
+    group: bool
+    summary: str = ""
+    history: list[Message] = field(default_factory=list)
+    turns: int = 0
+    records: list[dict[str, Any]] = field(default_factory=list)
+    queue: asyncio.Queue[Event] = field(default_factory=asyncio.Queue)
+    last_active: float = field(default_factory=time.monotonic)
+    worker: asyncio.Task[None] | None = None
+
+
+class BuddyServer:
+    """Runs a buddy's conversations against a platform.
+
+    Args:
+        buddy: The buddy.
+        idle_seconds: A conversation idle this long is recycled (and compacted).
+        shutdown_deadline: Seconds in-flight turns get to finish on :meth:`stop`.
+        on_event: Receives the agent loop's events (for terminals and playgrounds).
+    """
+
+    def __init__(
+        self,
+        buddy: Buddy,
+        *,
+        idle_seconds: float = IDLE_SECONDS,
+        shutdown_deadline: float = 20.0,
+        on_event: Callable[[str, AgentEvent], None] | None = None,
+    ) -> None:
+        self.buddy = buddy
+        self.client = buddy.client
+        self.idle_seconds = idle_seconds
+        self.shutdown_deadline = shutdown_deadline
+        self.on_event = on_event
+        self.sessions: dict[str, _Session] = {}
+        self._stopping = False
+        self._reader: asyncio.Task[None] | None = None
+
+    async def run(self) -> None:
+        """Start, then handle events until :meth:`stop` or a supersede.
+
+        Raises:
+            SupersededError: Another process of this identity took over (logged as ERROR).
+            PlatformError: The start-up upload failed.
+        """
+        await self.buddy.start()
+        self._reader = asyncio.current_task()
+        try:
+            async for event in self.client.events():
+                if self._stopping:
+                    break
+                self._dispatch(event)
+        except asyncio.CancelledError:
+            if not self._stopping:
+                raise
+        except SupersededError:
+            self._stopping = True
+            await self._drain()
+            raise
+        await self._drain()
+
+    async def stop(self) -> None:
+        """Stop taking turns; in-flight ones get ``shutdown_deadline`` seconds to finish."""
+        self._stopping = True
+        await self._drain()
+        if self._reader is not None and self._reader is not asyncio.current_task():
+            self._reader.cancel()
+        await self.client.close()
+
+    async def _drain(self) -> None:
+        workers = [s.worker for s in self.sessions.values() if s.worker and not s.worker.done()]
+        for session in self.sessions.values():
+            session.queue.put_nowait(_STOP)
+        if workers:
+            _, pending = await asyncio.wait(workers, timeout=self.shutdown_deadline)
+            for task in pending:
+                log.error(
+                    "a turn did not finish within %.0fs of shutdown; cancelled",
+                    self.shutdown_deadline,
+                )
+                task.cancel()
+
+    def _dispatch(self, event: Event) -> None:
+        cid = event.conversation_id
+        if cid is None:
+            return
+        session = self.sessions.get(cid)
+        if session is None or session.worker is None or session.worker.done():
+            self.sessions.pop(cid, None)
+            task = asyncio.create_task(self._conversation(cid, event))
+            placeholder = _Session(
+                RuntimeConversation(self.client, cid, "private", self.buddy.resources), False
+            )
+            placeholder.worker = task
+            self.sessions[cid] = placeholder
+            return
+        session.queue.put_nowait(event)
+
+    async def _conversation(self, cid: str, first: Event) -> None:
+        placeholder = self.sessions[cid]
+        try:
+            session = await self._build(cid)
+        except PlatformError as exc:
+            log.error("cannot build conversation %s: %s", cid, exc)
+            self.sessions.pop(cid, None)
+            return
+        session.queue = placeholder.queue
+        session.worker = placeholder.worker
+        self.sessions[cid] = session
+        await self._handle(session, first)
+        while True:
+            try:
+                event = await asyncio.wait_for(session.queue.get(), self.idle_seconds)
+            except TimeoutError:
+                await self._recycle(cid, session)
+                return
+            if event is _STOP:
+                return
+            await self._handle(session, event)
+
+    async def _build(self, cid: str) -> _Session:
+        info = await self.client.conversation_info(cid)
+        kind = info["kind"]
+        members = {m["member_id"]: m["name"] for m in info["members"]}
+        conversation = RuntimeConversation(
+            self.client,
+            cid,
+            kind,
+            self.buddy.resources,
+            declared=self.buddy.declared,
+            members=members,
+        )
+        session = _Session(conversation, group=kind == "group")
+        summary = await self.client.get_summary(cid)
+        after = 0.0
+        if summary is not None:
+            session.summary = str(summary["text"])
+            after = float(summary["covers_until"])
+        records = await self.client.turns(cid, after)
+        session.records = list(records)[-KEEP_RECENT_TURNS * 3 :]
+        session.history = records_to_messages(session.records, group=session.group)
+        if kind == "private":
+            await self._activate_subscriptions(conversation)
+        return session
+
+    async def _activate_subscriptions(self, conversation: RuntimeConversation) -> None:
+        declared = [s for s in self.buddy.declared.values() if s.activate == "on_first_message"]
+        if not declared:
+            return
+        existing = {s["key"]: s for s in await conversation.proactive.list()}
+        for spec in declared:
+            current = existing.get(spec.key)
+            wanted = subscription_request(spec)
+            if current is None or (current.get("status") == "active" and _changed(current, wanted)):
+                await conversation.proactive.subscribe(spec.key, wanted)
+            # A subscription the user or the model closed is never re-enabled by a rebuild.
+
+    def _system(self, session: _Session, proactive: bool) -> str:
+        conversation = session.conversation
+        prompt = self.buddy.blueprint.persona.render(
+            kind=conversation.kind, conversation_id=conversation.id
+        )
+        if session.summary:
+            prompt += f"\n\n## 之前聊过的内容（摘要）\n{session.summary}"
+        if proactive:
+            prompt += f"\n\n## 主动服务\n{self.buddy.blueprint.proactive.prompt}{SKIP_RULE}"
+        return prompt
+
+    def _user(self, session: _Session, event: Event) -> Message:
+        payload = event.payload
+        if event.type == "proactive":
+            trigger = json.dumps(payload.get("trigger"), ensure_ascii=False)
+            return Message(
+                "user",
+                f"[主动服务触发] {payload.get('title')}：{payload.get('reason')}（触发：{trigger}）",
+            )
+        if event.type == "consent_result":
+            verdict = "同意" if payload.get("granted") else "拒绝"
+            return Message(
+                "user",
+                f"[授权卡结果] 用户{verdict}了 {payload.get('kind')} 授权（request_id {payload.get('request_id')}）",
+            )
+        text = str(payload.get("text", ""))
+        sender = payload.get("sender") or {}
+        if session.group:
+            return Message("user", f"[{sender.get('name')} #{sender.get('member_id')}] {text}")
+        return Message("user", text)
+
+    async def _handle(self, session: _Session, event: Event) -> None:
+        session.last_active = time.monotonic()
+        proactive = event.type == "proactive"
+        conversation = session.conversation
+        conversation.turn = TurnState(proactive=proactive)
+        listener = self.on_event
+        emit = (lambda e: listener(conversation.id, e)) if listener is not None else None
+        outcome = await self.buddy.loop.run(
+            self._system(session, proactive),
+            session.history,
+            self._user(session, event),
+            conversation,
+            emit,
+        )
+        reply = outcome.reply
+        if proactive and reply is not None and reply.strip() in (SKIP_MARKER, ""):
+            reply = None
+        turn = {
+            "event_id": event.id,
+            "reply": reply,
+            "question": conversation.turn.question,
+            "steps": outcome.steps,
+            "data_read": outcome.data_read,
+        }
+        try:
+            await self.client.commit_turn(conversation.id, turn)
+        except PlatformError as exc:
+            log.error("could not commit the turn for event %s: %s", event.id, exc)
+            return  # not acknowledged: the platform delivers it again
+        session.history.extend(outcome.messages)
+        session.turns += 1
+        await self.client.ack(event.id)
+        if session.turns >= COMPACT_AFTER_TURNS:
+            await self._compact(session)
+
+    async def _recycle(self, cid: str, session: _Session) -> None:
+        await self._compact(session)
+        if self.sessions.get(cid) is session:
+            del self.sessions[cid]
+
+    async def _compact(self, session: _Session) -> None:
+        """Summarise all but the recent turns into the platform's summary."""
+        records = await self.client.turns(session.conversation.id, 0)
+        if len(records) <= KEEP_RECENT_TURNS:
+            return
+        older = records[:-KEEP_RECENT_TURNS]
+        lines = [session.summary] if session.summary else []
+        for record in older:
+            said = _user_text({**record, "group": session.group})
+            lines.append(f"- 对方：{said[:200]}")
+            if record.get("reply"):
+                lines.append(f"  我：{str(record['reply'])[:200]}")
+        text = "\n".join(lines)[-16_000:]
+        covers_until = float(older[-1]["created_at"])
+        try:
+            await self.client.put_summary(session.conversation.id, text, covers_until)
+        except PlatformError as exc:
+            log.warning("could not write the summary of %s: %s", session.conversation.id, exc)
+            return
+        session.summary = text
+        recent = [r for r in records if float(r["created_at"]) > covers_until]
+        session.history = records_to_messages(recent, group=session.group)
+        session.turns = 0
+
+
+def _changed(current: Mapping[str, Any], wanted: Mapping[str, Any]) -> bool:
+    for key, value in wanted.items():
+        have = current.get(key)
+        if key == "trigger" and isinstance(value, dict) and isinstance(have, dict):
+            if any(have.get(k) != v for k, v in value.items() if k != "at"):
+                return True
+            continue
+        if key == "trigger" and isinstance(have, dict):
+            if have.get("type") != value:
+                return True
+            continue
+        if have != value:
+            return True
+    return False
+
+
+_STOP: Any = object()

@@ -1,0 +1,186 @@
+"""A dev platform on a loopback port, in this process, and a buddy running against it.
+
+Used by ``buddy chat`` and by tests: everything goes over real sockets — the buddy's
+HTTP calls and its websocket gateway — exactly as against a remote platform.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import secrets
+import socket
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import httpx
+import uvicorn
+
+from buddy.compile.blueprint import Blueprint
+from buddy.models.base import Model
+from buddy.platform.client import Backoff, HttpPlatformClient
+from buddy.platform.dev.app import create_app
+from buddy.runtime.loop import AgentEvent
+from buddy.runtime.server import Buddy, BuddyServer
+
+__all__ = ["LocalPlatform", "free_port", "running_buddy"]
+
+
+def free_port() -> int:
+    """A free TCP port on 127.0.0.1."""
+    with contextlib.closing(socket.socket(socket.AF_INET, socket.SOCK_STREAM)) as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+class LocalPlatform:
+    """The dev platform served by uvicorn on loopback, with helpers that act as users.
+
+    Use as ``async with LocalPlatform(db) as platform: ...``.
+    """
+
+    def __init__(self, db: str = ":memory:", *, port: int | None = None) -> None:
+        self.db = db
+        self.port = port or free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.admin_token = f"adm_{secrets.token_urlsafe(16)}"
+        self.admin = {"Authorization": f"Bearer {self.admin_token}"}
+        self.http = httpx.AsyncClient(base_url=self.url, timeout=30)
+        self._server: uvicorn.Server | None = None
+        self._task: asyncio.Task[None] | None = None
+
+    async def __aenter__(self) -> LocalPlatform:
+        app = create_app(self.db, admin_token=self.admin_token)
+        config = uvicorn.Config(
+            app, host="127.0.0.1", port=self.port, log_level="warning", lifespan="on"
+        )
+        self._server = uvicorn.Server(config)
+        self._task = asyncio.create_task(self._server.serve())
+        while not self._server.started:
+            if self._task.done():
+                self._task.result()
+            await asyncio.sleep(0.01)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.http.aclose()
+        if self._server is not None and self._task is not None:
+            self._server.should_exit = True
+            await self._task
+
+    async def _json(self, method: str, path: str, **kwargs: Any) -> Any:
+        response = await self.http.request(method, path, headers=self.admin, **kwargs)
+        if response.status_code >= 400:
+            raise RuntimeError(f"{method} {path}: {response.status_code} {response.text}")
+        return response.json() if response.content else None
+
+    async def register(self, buddy_id: str) -> dict[str, str]:
+        """Register a buddy; its ``token`` and ``dev_token``."""
+        created: dict[str, str] = await self._json(
+            "POST", "/dev/buddies", json={"buddy_id": buddy_id}
+        )
+        return created
+
+    async def conversation(
+        self, identity: str, kind: str = "private", members: list[str] | None = None
+    ) -> dict[str, Any]:
+        """Create a conversation; members by name."""
+        names = members or ["我"]
+        body = {"identity": identity, "kind": kind, "members": [{"name": n} for n in names]}
+        info: dict[str, Any] = await self._json("POST", "/dev/conversations", json=body)
+        return info
+
+    async def say(self, conversation_id: str, text: str, member_id: str | None = None) -> str:
+        """A user writes; the event id."""
+        body: dict[str, Any] = {"text": text}
+        if member_id is not None:
+            body["member_id"] = member_id
+        sent = await self._json("POST", f"/dev/conversations/{conversation_id}/messages", json=body)
+        return str(sent["event_id"])
+
+    async def click(self, conversation_id: str, message_id: str, option: str) -> str:
+        """A user clicks a question card's option; the event id."""
+        sent = await self._json(
+            "POST",
+            f"/dev/conversations/{conversation_id}/options",
+            json={"message_id": message_id, "option": option},
+        )
+        return str(sent["event_id"])
+
+    async def answer_card(self, request_id: str, granted: bool) -> Any:
+        """A user answers a data-access card."""
+        return await self._json(
+            "POST", f"/dev/data-access/requests/{request_id}/answer", json={"granted": granted}
+        )
+
+    async def events(self, identity: str) -> list[dict[str, Any]]:
+        """Every event of an identity, with ``acked_at``."""
+        events: list[dict[str, Any]] = await self._json(
+            "GET", "/dev/events", params={"identity": identity}
+        )
+        return events
+
+    async def wait_acked(
+        self, identity: str, event_id: str | None = None, timeout: float = 30
+    ) -> None:
+        """Until the event (or every event) of ``identity`` is acknowledged."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while loop.time() < deadline:
+            events = await self.events(identity)
+            pending = [
+                e
+                for e in events
+                if e["acked_at"] is None and (event_id is None or e["id"] == event_id)
+            ]
+            if not pending and (event_id is None or any(e["id"] == event_id for e in events)):
+                return
+            await asyncio.sleep(0.02)
+        raise TimeoutError(f"events of {identity} not acknowledged within {timeout}s")
+
+    async def transcript(self, conversation_id: str) -> list[dict[str, Any]]:
+        """What the conversation's users saw."""
+        messages: list[dict[str, Any]] = await self._json(
+            "GET", f"/dev/conversations/{conversation_id}/messages"
+        )
+        return messages
+
+    async def turns(self, conversation_id: str) -> list[dict[str, Any]]:
+        """The stored turn records."""
+        turns: list[dict[str, Any]] = await self._json(
+            "GET", f"/dev/conversations/{conversation_id}/turns"
+        )
+        return turns
+
+    async def dev(self, method: str, path: str, **kwargs: Any) -> Any:
+        """Any other dev endpoint (``path`` under ``/dev``)."""
+        return await self._json(method, f"/dev{path}", **kwargs)
+
+
+@contextlib.asynccontextmanager
+async def running_buddy(
+    platform: LocalPlatform,
+    blueprint: Blueprint,
+    model: Model,
+    token: str,
+    *,
+    on_event: Callable[[str, AgentEvent], None] | None = None,
+) -> AsyncIterator[BuddyServer]:
+    """Run ``blueprint`` with ``model`` against ``platform`` until the block ends."""
+    client = HttpPlatformClient(platform.url, token, backoff=Backoff(0.05, 0.5))
+    server = BuddyServer(Buddy(blueprint, client, model), on_event=on_event)
+    task = asyncio.create_task(server.run())
+    for _ in range(500):
+        if client.connections or task.done():
+            break
+        await asyncio.sleep(0.01)
+    if task.done():
+        task.result()
+    try:
+        yield server
+    finally:
+        await server.stop()
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await task
