@@ -14,11 +14,13 @@ if TYPE_CHECKING:
     from buddy.capabilities import DATA_ACCESS_CAPABILITIES
     from buddy.compile.blueprint import Blueprint
     from buddy.compile.compiler import check, load
+    from buddy.runtime.agent import Agent
 
 __version__ = "0.1.0"
 
 __all__ = [
     "DATA_ACCESS_CAPABILITIES",
+    "Agent",
     "Blueprint",
     "BuddyError",
     "Issue",
@@ -35,6 +37,7 @@ _LAZY = {
     "check": "buddy.compile.compiler",
     "Blueprint": "buddy.compile.blueprint",
     "DATA_ACCESS_CAPABILITIES": "buddy.capabilities",
+    "Agent": "buddy.runtime.agent",
 }
 
 

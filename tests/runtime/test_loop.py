@@ -183,3 +183,18 @@ async def test_cancellation_stops_the_turn(
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
+
+
+async def test_agent_runs_turns_without_a_platform(
+    loop_parts: tuple[buddy.Blueprint, RuntimeConversation],
+) -> None:
+    blueprint, _ = loop_parts
+    model = TestModel([call("ok", {"n": 2}), "first", "second"])
+    agent = buddy.Agent(blueprint, model)
+    first = await agent.run("hi")
+    second = await agent.run("again")
+    assert (first.reply, second.reply) == ("first", "second")
+    assert [m.content for m in model.requests[2].messages if m.role == "user"] == ["hi", "again"]
+    fresh = buddy.Agent(blueprint, TestModel(["a", "b"]), keep_history=False)
+    await fresh.run("one")
+    await fresh.run("two")

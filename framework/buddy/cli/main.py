@@ -49,6 +49,31 @@ def _parser() -> argparse.ArgumentParser:
 
     sub.add_parser("schema", help="print the JSON Schema of buddy.yaml")
 
+    chat = sub.add_parser(
+        "chat",
+        help="chat with a buddy in the terminal (against an in-process dev platform)",
+        description="Chat with a buddy in the terminal. The buddy runs against a dev platform "
+        "on loopback (a temporary database unless --db). Reads lines from stdin, so it can be "
+        "scripted; a number picks a question option, y/n answers a data card, /quit ends.",
+    )
+    chat.add_argument("path", metavar="PATH")
+    chat.add_argument("--model", help=model_help)
+    chat.add_argument("--profile", help=profile_help)
+    chat.add_argument("--db", help="keep the platform's data in this SQLite file")
+
+    run = sub.add_parser(
+        "run",
+        help="connect a buddy to a platform and run its conversations",
+        description="Run a buddy against a platform: BUDDY_TOKEN and BUDDY_PLATFORM_URL (or "
+        "--platform) from the environment. SIGTERM finishes in-flight turns, then exits 0; "
+        "a supersede exits 3.",
+    )
+    run.add_argument("path", metavar="PATH")
+    run.add_argument("--platform", help="platform URL (default: $BUDDY_PLATFORM_URL)")
+    run.add_argument("--model", help=model_help)
+    run.add_argument("--profile", help=profile_help)
+    run.add_argument("--shutdown-deadline", type=float, default=20.0, metavar="SECONDS")
+
     platform = sub.add_parser(
         "platform",
         help="serve the local dev platform (docs/protocol.md) over SQLite",
@@ -100,6 +125,14 @@ def _run(argv: Sequence[str] | None) -> int:
         from buddy.cli.commands import validate
 
         return validate(args.paths, args.format, profile=profile, model=model)
+    if args.command == "chat":
+        from buddy.cli.chat import chat
+
+        return chat(args.path, model, profile, args.db)
+    if args.command == "run":
+        from buddy.cli.run import run
+
+        return run(args.path, args.platform, profile, model, args.shutdown_deadline)
     from buddy.cli.commands import render
 
     return render(args.path, args.format, args.conversation, args.now, profile=profile, model=model)
