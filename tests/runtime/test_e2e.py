@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -275,3 +277,91 @@ async def test_compaction_writes_a_summary_that_a_rebuilt_conversation_sees(
     request = rebuilt.requests[0]
     assert "之前聊过的内容" in request.system and "第0句" in request.system
     assert [m.content for m in request.messages if m.role == "user"] == ["第2句", "还记得吗"]
+
+
+async def _subscriptions(platform: LocalPlatform) -> dict[str, dict[str, Any]]:
+    listed = await platform.dev(
+        "GET", "/proactive/subscriptions", params={"identity": "cardio-dev"}
+    )
+    items = listed["subscriptions"] if isinstance(listed, dict) else listed
+    return {s["key"]: s for s in items}
+
+
+async def test_declared_subscriptions_follow_the_manifest_but_respect_closing(
+    platform: LocalPlatform,
+) -> None:
+    token, conv = await _setup(platform, "cardio")
+    model = TestModel(
+        [
+            "在。",
+            call("proactive_unsubscribe", {"key": "post-run"}),
+            "好，跑后小结关了。",
+            call("proactive_subscribe", {"key": "sleep-check"}),
+            "睡眠提醒开了。",
+            "又见面了。",
+        ]
+    )
+    async with running_buddy(platform, CARDIO, model, token):
+        for text in ("嗨", "别在我跑完找我了", "睡得差提醒我"):
+            event = await platform.say(conv["id"], text)
+            await platform.wait_acked("cardio-dev", event)
+    subscriptions = await _subscriptions(platform)
+    assert subscriptions["post-run"]["status"] == "closed"
+    assert subscriptions["sleep-check"]["status"] == "active"
+    assert subscriptions["sleep-check"]["title"] == "睡眠提醒"  # the manifest's fields
+    # A rebuilt conversation (new process) with a changed declaration: the active one is
+    # updated, the closed one stays closed.
+    changed = dataclasses.replace(
+        CARDIO,
+        proactive=dataclasses.replace(
+            CARDIO.proactive,
+            subscriptions=tuple(
+                dataclasses.replace(s, daily_limit=5)
+                if s.key in ("weekly-review", "post-run")
+                else s
+                for s in CARDIO.proactive.subscriptions
+            ),
+        ),
+    )
+    async with running_buddy(platform, changed, model, token):
+        event = await platform.say(conv["id"], "我回来了")
+        await platform.wait_acked("cardio-dev", event)
+    model.assert_complete()
+    subscriptions = await _subscriptions(platform)
+    assert subscriptions["weekly-review"]["daily_limit"] == 5
+    assert subscriptions["post-run"]["status"] == "closed"
+    assert subscriptions["post-run"]["daily_limit"] == 2
+
+
+async def test_messages_arriving_mid_turn_wait_their_turn(platform: LocalPlatform) -> None:
+    token, conv = await _setup(platform, "aunt-tu")
+    gate = asyncio.Event()
+
+    async def slow(request: ModelRequest) -> ModelResponse:
+        if request.messages[-1].content == "一":
+            await gate.wait()
+        return ModelResponse(text=f"回{request.messages[-1].content}")
+
+    async with running_buddy(platform, AUNT, FunctionModel(slow), token):
+        first = await platform.say(conv["id"], "一")
+        second = await platform.say(conv["id"], "二")
+        await asyncio.sleep(0.2)
+        gate.set()
+        await platform.wait_acked("aunt-tu-dev", second)
+        await platform.wait_acked("aunt-tu-dev", first)
+    said = [(m["sender"], m["body"]["text"]) for m in await platform.transcript(conv["id"])]
+    assert said[-2:] == [("buddy", "回一"), ("buddy", "回二")]
+
+
+async def test_an_idle_conversation_is_recycled_and_rebuilt(platform: LocalPlatform) -> None:
+    token, conv = await _setup(platform, "aunt-tu")
+    model = TestModel(["一", "二"])
+    async with running_buddy(platform, AUNT, model, token) as server:
+        server.idle_seconds = 0.2
+        event = await platform.say(conv["id"], "第一句")
+        await platform.wait_acked("aunt-tu-dev", event)
+        await asyncio.sleep(0.5)
+        assert conv["id"] not in server.sessions
+        event = await platform.say(conv["id"], "第二句")
+        await platform.wait_acked("aunt-tu-dev", event)
+    assert [m.content for m in model.requests[1].messages] == ["第一句", "一", "第二句"]

@@ -414,7 +414,8 @@ class _Compiler:
 
     def tools(self, widgets: tuple[WidgetType, ...]) -> tuple[ToolSpec, ...]:
         platform_names = [t for t in self.manifest.tools if isinstance(t, str)]
-        platform = platform_tools(platform_names, widgets)
+        declared = tuple((s.key, s.title) for s in self.manifest.proactive.subscriptions)
+        platform = platform_tools(platform_names, widgets, declared)
         seen: set[str] = set()
         out: list[ToolSpec] = []
         for index, item in enumerate(self.manifest.tools):

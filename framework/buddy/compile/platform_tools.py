@@ -80,8 +80,18 @@ def _widget_ids(widgets: tuple[WidgetType, ...]) -> dict[str, Any]:
     return {"type": "string", "enum": [w.type for w in widgets]} if widgets else dict(_STR)
 
 
-def _specs(widgets: tuple[WidgetType, ...]) -> dict[str, tuple[str, str, dict[str, Any]]]:
+def _declared(subscriptions: tuple[tuple[str, str], ...]) -> str:
+    if not subscriptions:
+        return "这只搭子没有预先声明的订阅。"
+    lines = "；".join(f"{key}（{title}）" for key, title in subscriptions)
+    return f"这只搭子预先声明的订阅只需给 key，其余字段按声明：{lines}。"
+
+
+def _specs(
+    widgets: tuple[WidgetType, ...], subscriptions: tuple[tuple[str, str], ...] = ()
+) -> dict[str, tuple[str, str, dict[str, Any]]]:
     """name → (label, description, parameters)."""
+    declared = _declared(subscriptions)
     datasets = {"type": "string", "enum": list(DATA_ACCESS_CAPABILITIES)}
     catalogue = _widget_catalogue(widgets)
     widget_id = {"widget_id": {"type": "string", "description": "小挂件 id"}}
@@ -272,7 +282,8 @@ def _specs(widgets: tuple[WidgetType, ...]) -> dict[str, tuple[str, str, dict[st
             "正在订阅主动服务",
             "按稳定 key 创建或更新一条主动服务订阅（相同 key 更新并重新启用），只在私聊可用，最多 20 条 active。"
             "trigger 取 workout.completed、sleep.ready、{type: data.updated, dataset?} 或 {type: schedule, at, interval_minutes?}（60～525600 分钟，固定间隔）。"
-            "quiet_hours 缺省 22:30～08:00 Asia/Shanghai；cooldown_minutes 缺省 120（0～10080）；daily_limit 缺省 3（1～20）。",
+            "quiet_hours 缺省 22:30～08:00 Asia/Shanghai；cooldown_minutes 缺省 120（0～10080）；daily_limit 缺省 3（1～20）。"
+            "新订阅要给 title、reason、trigger；" + declared,
             _obj(
                 {
                     "key": key,
@@ -283,7 +294,7 @@ def _specs(widgets: tuple[WidgetType, ...]) -> dict[str, tuple[str, str, dict[st
                     "cooldown_minutes": {"type": "integer", "minimum": 0, "maximum": 10080},
                     "daily_limit": {"type": "integer", "minimum": 1, "maximum": 20},
                 },
-                ("key", "title", "reason", "trigger"),
+                ("key",),
             ),
         ),
         "proactive_list": (
@@ -304,13 +315,18 @@ def _specs(widgets: tuple[WidgetType, ...]) -> dict[str, tuple[str, str, dict[st
     }
 
 
-def platform_tools(names: list[str], widgets: tuple[WidgetType, ...]) -> dict[str, ToolSpec]:
-    """The specs of the platform tools ``names`` for a buddy with these widget types.
+def platform_tools(
+    names: list[str],
+    widgets: tuple[WidgetType, ...],
+    subscriptions: tuple[tuple[str, str], ...] = (),
+) -> dict[str, ToolSpec]:
+    """The specs of the platform tools ``names`` for a buddy with these widget types and
+    declared subscriptions (``(key, title)``; the model may subscribe them by key alone).
 
     Raises:
         KeyError: A name is not a platform tool.
     """
-    specs = _specs(widgets)
+    specs = _specs(widgets, subscriptions)
     out: dict[str, ToolSpec] = {}
     for name in names:
         label, description, parameters = specs[name]
