@@ -198,3 +198,26 @@ async def test_agent_runs_turns_without_a_platform(
     fresh = buddy.Agent(blueprint, TestModel(["a", "b"]), keep_history=False)
     await fresh.run("one")
     await fresh.run("two")
+
+
+async def test_turn_commits_retry_transient_platform_failures(
+    monkeypatch: pytest.MonkeyPatch, loop_parts: tuple[buddy.Blueprint, RuntimeConversation]
+) -> None:
+    from buddy.errors import PlatformError
+    from buddy.runtime import server as server_module
+    from buddy.runtime.agent import DetachedClient
+
+    monkeypatch.setattr(server_module, "COMMIT_BACKOFF", 0.001)
+    blueprint, _ = loop_parts
+    failures = [PlatformError(503, "busy"), PlatformError(0, "unreachable")]
+
+    class Flaky(DetachedClient):
+        async def commit_turn(self, cid: str, turn: object) -> object:
+            if failures:
+                raise failures.pop(0)
+            return {"status": "committed"}
+
+    server = server_module.BuddyServer(server_module.Buddy(blueprint, Flaky(), TestModel()))
+    assert await server._commit("c", {"event_id": "e"}) is True
+    failures.extend([PlatformError(400, "bad")])
+    assert await server._commit("c", {"event_id": "e"}) is False  # a 4xx is not retried

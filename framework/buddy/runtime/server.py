@@ -40,6 +40,8 @@ SKIP_RULE = f"\n\n如果现在不需要开口，只输出 {SKIP_MARKER}（不要
 IDLE_SECONDS = 30 * 60
 COMPACT_AFTER_TURNS = 40
 KEEP_RECENT_TURNS = 12
+COMMIT_ATTEMPTS = 4
+COMMIT_BACKOFF = 0.5  # seconds, doubled per attempt
 
 
 def _user_text(record: Mapping[str, Any]) -> str:
@@ -357,16 +359,27 @@ class BuddyServer:
             "steps": outcome.steps,
             "data_read": outcome.data_read,
         }
-        try:
-            await self.client.commit_turn(conversation.id, turn)
-        except PlatformError as exc:
-            log.error("could not commit the turn for event %s: %s", event.id, exc)
+        if not await self._commit(conversation.id, turn):
             return  # not acknowledged: the platform delivers it again
         session.history.extend(outcome.messages)
         session.turns += 1
         await self.client.ack(event.id)
         if session.turns >= COMPACT_AFTER_TURNS:
             await self._compact(session)
+
+    async def _commit(self, cid: str, turn: dict[str, Any]) -> bool:
+        """Commit a turn, retrying transient failures (the commit is idempotent on the event)."""
+        for attempt in range(COMMIT_ATTEMPTS):
+            try:
+                await self.client.commit_turn(cid, turn)
+                return True
+            except PlatformError as exc:
+                transient = exc.status == 0 or exc.status >= 500
+                if not transient or attempt == COMMIT_ATTEMPTS - 1:
+                    log.error("could not commit the turn for event %s: %s", turn["event_id"], exc)
+                    return False
+                await asyncio.sleep(COMMIT_BACKOFF * 2**attempt)
+        return False  # pragma: no cover - the loop returns
 
     async def _recycle(self, cid: str, session: _Session) -> None:
         await self._compact(session)
