@@ -117,14 +117,23 @@ class ModelError(BuddyError):
         model: ``provider:name`` of the model that failed.
         status: The HTTP status, or 0 (connection error, timeout, bad stream).
         retryable: Whether trying again (or a fallback) may help.
+        retry_after: Seconds the provider asked to wait before trying again (its
+            ``Retry-After`` header), or ``None`` when it did not say.
     """
 
     def __init__(
-        self, model: str, message: str, *, status: int = 0, retryable: bool = False
+        self,
+        model: str,
+        message: str,
+        *,
+        status: int = 0,
+        retryable: bool = False,
+        retry_after: float | None = None,
     ) -> None:
         self.model = model
         self.status = status
         self.retryable = retryable
+        self.retry_after = retry_after
         super().__init__(f"{model}: {message}")
 
 

@@ -177,6 +177,10 @@ class Model(abc.ABC):
     async def request(self, request: ModelRequest) -> ModelResponse:
         """Answer ``request`` in one piece."""
 
+    async def aclose(self) -> None:
+        """Release resources (HTTP clients); the default has none."""
+        return None
+
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         """Answer ``request`` as a stream; the last event is :class:`Done`.
 

@@ -215,6 +215,7 @@ class BuddyServer:
         if self._reader is not None and self._reader is not asyncio.current_task():
             self._reader.cancel()
         await self.client.close()
+        await self.buddy.model.aclose()
 
     async def _drain(self) -> None:
         workers = [s.worker for s in self.sessions.values() if s.worker and not s.worker.done()]
