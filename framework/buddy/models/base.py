@@ -179,7 +179,7 @@ class Model(abc.ABC):
 
     async def aclose(self) -> None:
         """Release resources (HTTP clients); the default has none."""
-        return None
+        return
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         """Answer ``request`` as a stream; the last event is :class:`Done`.
