@@ -101,6 +101,7 @@ async def test_nothing_after_the_read_is_stored(platform: LocalPlatform) -> None
     refusals = {m.name: m for m in model.requests[3].messages[-3:]}
     assert refusals["remember"].is_error and "读过用户授权的数据" in refusals["remember"].content
     assert refusals["ask_question"].is_error
+    assert refusals["widget_create"].is_error  # widget contents could carry the values too
 
     turn = (await platform.turns(conversation_id))[-1]
     stored = json.dumps(turn, ensure_ascii=False)
@@ -219,3 +220,22 @@ async def test_a_custom_tool_that_reads_data_has_its_result_redacted(
     assert SECRET_DATE not in json.dumps(
         [m.content for m in model.requests[2].messages], ensure_ascii=False
     )
+
+
+async def test_statuses_survive_an_after_hook_that_replaces_the_result(
+    platform: LocalPlatform,
+) -> None:
+    conversation_id, tokens, member = await _granted_member(platform)
+    # cardio's trim_result after-hook shortens results over 4000 characters.
+    items = [{"date": f"{SECRET_DATE}-{i}", "asleep_minutes": SECRET_MINUTES} for i in range(120)]
+    await platform.dev(
+        "PUT", "/data", json={"member_id": member, "dataset": "health.sleep", "items": items}
+    )
+    model = TestModel([call("data_access_query", {"datasets": ["health.sleep"]}), "看过了。"])
+    async with running_buddy(platform, CARDIO, model, tokens["dev_token"]):
+        event = await platform.say(conversation_id, "看看睡眠")
+        await platform.wait_acked("cardio-dev", event)
+    assert len(model.requests[1].messages[-1].content) <= 4000  # the hook did replace it
+    turn = (await platform.turns(conversation_id))[-1]
+    read = next(s for s in turn["steps"] if s["type"] == "tool_result")
+    assert read["content"] == {"health.sleep": "available"}

@@ -218,6 +218,6 @@ async def test_turn_commits_retry_transient_platform_failures(
             return {"status": "committed"}
 
     server = server_module.BuddyServer(server_module.Buddy(blueprint, Flaky(), TestModel()))
-    assert await server._commit("c", {"event_id": "e"}) is True
+    assert await server._commit("c", {"event_id": "e"}) == {"status": "committed"}
     failures.extend([PlatformError(400, "bad")])
-    assert await server._commit("c", {"event_id": "e"}) is False  # a 4xx is not retried
+    assert await server._commit("c", {"event_id": "e"}) is None  # a 4xx is not retried

@@ -83,6 +83,9 @@ async def _run(
     from buddy.models.registry import resolve
     from buddy.testing.local import LocalPlatform, running_buddy
 
+    if not Path(path).exists():
+        print(f"buddy chat: {path}: no such file or directory", file=sys.stderr)
+        return 2
     try:
         blueprint = buddy.load(path, profile=profile, model=model_ref)
     except ManifestError as exc:
@@ -98,7 +101,12 @@ async def _run(
         async with LocalPlatform(database) as platform:
             tokens = await platform.register(blueprint.name)
             identity = f"{blueprint.name}-dev"
-            conversation = await platform.conversation(identity, "private", ["我"])
+            earlier = await platform.dev("GET", "/conversations", params={"identity": identity})
+            private = [c for c in earlier if c["kind"] == "private"]
+            # With --db a chat carries on where the last one stopped.
+            conversation = (
+                private[0] if private else await platform.conversation(identity, "private", ["我"])
+            )
             cid = conversation["id"]
             terminal = _Terminal(out)
             terminal.say(f"和 {blueprint.title} 聊天（模型 {blueprint.model.ref}；/quit 结束）")

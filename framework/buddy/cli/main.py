@@ -74,6 +74,39 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--profile", help=profile_help)
     run.add_argument("--shutdown-deadline", type=float, default=20.0, metavar="SECONDS")
 
+    test = sub.add_parser(
+        "test",
+        help="run the scenario tests next to buddies (offline and deterministic by default)",
+        description="Run scenario files (tests/*.yaml inside each buddy directory) against a "
+        "local dev platform. Exit 0 when all pass, 1 when any fails, 2 on a usage error.",
+    )
+    test.add_argument("paths", nargs="*", metavar="PATH", default=["."])
+    test.add_argument("--model", help="run against this model instead of the scripted turns")
+    test.add_argument("--junit", metavar="FILE", help="also write JUnit XML here")
+    test.add_argument(
+        "-k", dest="select", metavar="TEXT", help="only scenarios whose name contains TEXT"
+    )
+
+    diff = sub.add_parser(
+        "diff",
+        help="diff the compiled view of buddies between two versions (for review)",
+        description="Compare the compiled view (`buddy render`) of every buddy between OLD and NEW "
+        "(two paths), or between a git revision and the work tree (--git REV), and list the "
+        "buddies a changed shared template or trait file affects.",
+    )
+    diff.add_argument("paths", nargs="*", metavar="PATH")
+    diff.add_argument("--git", metavar="REV", help="compare revision REV with the work tree")
+    diff.add_argument("--format", choices=("text", "markdown"), default="text")
+    diff.add_argument("--exit-code", action="store_true", help="exit 1 when anything changed")
+
+    init = sub.add_parser(
+        "init",
+        help="create a new buddy that validates, renders and passes its own scenario test",
+    )
+    init.add_argument("name", metavar="NAME")
+    init.add_argument("--persona", metavar="TEMPLATE", help="a shared persona template to extend")
+    init.add_argument("--dir", default=".", help="where to create it (default: here)")
+
     platform = sub.add_parser(
         "platform",
         help="serve the local dev platform (docs/protocol.md) over SQLite",
@@ -119,12 +152,24 @@ def _run(argv: Sequence[str] | None) -> int:
         from buddy.cli.serve import platform
 
         return platform(args.db, args.host, args.port, args.admin_token)
-    profile = args.profile or os.environ.get("BUDDY_PROFILE") or None
-    model = args.model or os.environ.get("BUDDY_MODEL") or None
+    profile = getattr(args, "profile", None) or os.environ.get("BUDDY_PROFILE") or None
+    model = getattr(args, "model", None) or os.environ.get("BUDDY_MODEL") or None
     if args.command == "validate":
         from buddy.cli.commands import validate
 
         return validate(args.paths, args.format, profile=profile, model=model)
+    if args.command == "test":
+        from buddy.cli.scenarios import test
+
+        return test(args.paths, model, args.junit, args.select)
+    if args.command == "diff":
+        from buddy.cli.diff import diff
+
+        return diff(args.paths, args.git, args.format, args.exit_code)
+    if args.command == "init":
+        from buddy.cli.init import init
+
+        return init(args.name, args.persona, args.dir)
     if args.command == "chat":
         from buddy.cli.chat import chat
 

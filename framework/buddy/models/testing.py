@@ -126,13 +126,14 @@ class OfflineModel(Model):
     async def request(self, request: ModelRequest) -> ModelResponse:
         last = request.messages[-1] if request.messages else None
         if last is not None and last.role == "tool":
-            status = "出错" if last.is_error else "结果"
+            outcome = "出错了" if last.is_error else "的结果"
             return ModelResponse(
-                text=f"{self.label} 工具 {last.name} 的{status}：\n{last.content}", model=self.name
+                text=f"{self.label} 工具 {last.name} {outcome}：\n{last.content}", model=self.name
             )
         text = last.content if last is not None else ""
         # In a group the runtime prefixes the sender: look past the prefix.
-        body = text.split("] ", 1)[1] if text.startswith("[") and "] " in text else text
+        head, sep, rest = text.partition("] ")
+        body = rest if sep and text.startswith("[") and " #m_" in head else text
         if body.startswith("/call "):
             name, _, arguments = body[len("/call ") :].strip().partition(" ")
             tool = ToolCall(_call_id(), name, arguments.strip() or "{}")

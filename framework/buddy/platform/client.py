@@ -56,6 +56,9 @@ class PlatformClient(abc.ABC):
     async def ack(self, event_id: str) -> None:
         """Acknowledge a processed event (delivered again until acknowledged)."""
 
+    def forget(self, event_id: str) -> None:  # noqa: B027 - optional, a no-op by default
+        """Let ``event_id`` be yielded again when redelivered (its processing failed)."""
+
     @abc.abstractmethod
     async def close(self) -> None:
         """Close connections."""
@@ -246,8 +249,13 @@ class HttpPlatformClient(PlatformClient):
         return await self._call("POST", "/internal/v1/conversation/turns", cid=cid, body=turn)
 
     async def turns(self, cid: str, after: float = 0) -> Json:
+        # The most the platform answers at once; compaction keeps a conversation's recent
+        # part (after its summary) well below it.
         return await self._call(
-            "GET", "/internal/v1/conversation/turns", cid=cid, params={"after": after}
+            "GET",
+            "/internal/v1/conversation/turns",
+            cid=cid,
+            params={"after": after, "limit": 1000},
         )
 
     async def put_summary(self, cid: str, text: str, covers_until: float) -> Json:
@@ -320,6 +328,9 @@ class HttpPlatformClient(PlatformClient):
     def _gateway_url(self) -> str:
         scheme, rest = self.base_url.split("://", 1)
         return f"{'wss' if scheme == 'https' else 'ws'}://{rest}/internal/v1/gateway"
+
+    def forget(self, event_id: str) -> None:
+        self._seen.pop(event_id, None)
 
     def _fresh(self, event_id: str) -> bool:
         if event_id in self._seen:

@@ -48,7 +48,7 @@ class Resources:
             return self._files[file]
         except KeyError:
             raise ResourceNotFoundError(
-                f"no resource {file!r}; resource_list shows what exists"
+                f"没有这份资料：{file}（要照 resource_list 给的路径原样填）"
             ) from None
 
 

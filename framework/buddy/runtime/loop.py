@@ -106,7 +106,7 @@ class _Recorder:
         if reasoning:
             self.steps.append(
                 {"type": "reasoning", "redacted": True}
-                if self.redacting or final
+                if self.redacting
                 else {"type": "reasoning", "content": reasoning}
             )
         keep_text = not self.redacting or final
@@ -132,12 +132,14 @@ class _Recorder:
                 Message("assistant", text if keep_text else REDACTED, tool_calls=calls)
             )
 
-    def result(self, call: ToolCall, result: ToolResult, *, read_here: bool, redact: bool) -> None:
+    def result(
+        self, call: ToolCall, result: ToolResult, raw: ToolResult, *, read_here: bool, redact: bool
+    ) -> None:
         step: dict[str, Any] = {"type": "tool_result", "tool": call.name, "call_id": call.id}
         if result.is_error:
             step["is_error"] = True
         if read_here and call.name in DATA_TOOLS:
-            content: Any = _statuses(result)
+            content: Any = _statuses(raw)  # from the tool's own result, before any after hook
             step["content"] = content
             shown = json.dumps(content, ensure_ascii=False)
         elif redact or read_here:
@@ -223,6 +225,11 @@ class AgentLoop:
                 error = str(exc)
                 reply = MODEL_FAILURE
                 break
+            except Exception as exc:  # a broken model implementation must not kill the conversation
+                log.exception("model raised")
+                error = f"{type(exc).__name__}: {exc}"
+                reply = MODEL_FAILURE
+                break
             final = not response.tool_calls
             recorder.model_step(response, final=final)
             # The model keeps seeing everything within the turn; only the record and the
@@ -286,10 +293,10 @@ class AgentLoop:
     ) -> list[Message]:
         redact = conversation.turn.data_read  # results after an earlier read are redacted
 
-        async def one(call: ToolCall) -> tuple[ToolCall, ToolResult, bool]:
+        async def one(call: ToolCall) -> tuple[ToolCall, ToolResult, ToolResult, bool]:
             was_read = conversation.turn.data_read
             emit(AgentEvent("tool_execution_start", {"id": call.id, "name": call.name}))
-            result = await self._execute(call, conversation)
+            result, raw = await self._execute(call, conversation)
             read_here = not was_read and conversation.turn.data_read
             emit(
                 AgentEvent(
@@ -297,12 +304,12 @@ class AgentLoop:
                     {"id": call.id, "name": call.name, "is_error": result.is_error},
                 )
             )
-            return call, result, read_here
+            return call, result, raw, read_here
 
         outcomes = await asyncio.gather(*(one(call) for call in calls))
         live: list[Message] = []
-        for call, result, read_here in outcomes:
-            recorder.result(call, result, read_here=read_here, redact=redact)
+        for call, result, raw, read_here in outcomes:
+            recorder.result(call, result, raw, read_here=read_here, redact=redact)
             live.append(
                 Message(
                     "tool",
@@ -314,25 +321,33 @@ class AgentLoop:
             )
         return live
 
-    async def _execute(self, call: ToolCall, conversation: RuntimeConversation) -> ToolResult:
+    async def _execute(
+        self, call: ToolCall, conversation: RuntimeConversation
+    ) -> tuple[ToolResult, ToolResult]:
+        """The result the model sees, and the tool's own result before after hooks."""
         tool = self.tools.get(call.name)
         if tool is None:
             known = "、".join(self.tools) or "无"
-            return ToolResult.of(f"没有这个工具：{call.name}（可用：{known}）", is_error=True)
+            failed = ToolResult.of(f"没有这个工具：{call.name}（可用：{known}）", is_error=True)
+            return failed, failed
         try:
             params = json.loads(call.arguments or "{}")
         except ValueError as exc:
-            return ToolResult.of(f"参数不是合法的 JSON：{exc}", is_error=True)
+            failed = ToolResult.of(f"参数不是合法的 JSON：{exc}", is_error=True)
+            return failed, failed
         problem = tool.validate(params)
         if problem is not None:
-            return ToolResult.of(problem, is_error=True)
+            failed = ToolResult.of(problem, is_error=True)
+            return failed, failed
         info = ToolCallInfo(call.id, call.name, params, tool.label)
         try:
             denied = await self.hooks.before(info, conversation)
         except HookFailed as exc:
-            return ToolResult.of(f"调用前的检查出错，没有执行：{exc}", is_error=True)
+            failed = ToolResult.of(f"调用前的检查出错，没有执行：{exc}", is_error=True)
+            return failed, failed
         if denied is not None:
-            return ToolResult.of(f"调用被拒绝：{denied}", is_error=True)
+            failed = ToolResult.of(f"调用被拒绝：{denied}", is_error=True)
+            return failed, failed
         try:
             result = await asyncio.wait_for(
                 tool.execute(call.id, params, conversation), tool.timeout
@@ -349,6 +364,6 @@ class AgentLoop:
             log.exception("tool %s failed", call.name)
             result = ToolResult.of(f"工具出错：{type(exc).__name__}: {exc}", is_error=True)
         try:
-            return await self.hooks.after(info, result, conversation)
+            return await self.hooks.after(info, result, conversation), result
         except HookFailed as exc:
-            return ToolResult.of(f"调用后的处理出错：{exc}", is_error=True)
+            return ToolResult.of(f"调用后的处理出错：{exc}", is_error=True), result

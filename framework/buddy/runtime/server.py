@@ -27,7 +27,7 @@ from buddy.platform.client import PlatformClient
 from buddy.platform.conversation import Resources
 from buddy.platform.protocol.events import Event
 from buddy.runtime.hooks import Hooks
-from buddy.runtime.loop import REDACTED, AgentEvent, AgentLoop
+from buddy.runtime.loop import REDACTED, STEP_LIMIT, AgentEvent, AgentLoop
 from buddy.runtime.state import RuntimeConversation, TurnState, subscription_request
 from buddy.runtime.tools import build_tools
 
@@ -150,6 +150,7 @@ class _Session:
     conversation: RuntimeConversation
     group: bool
     summary: str = ""
+    covers_until: float = 0.0
     history: list[Message] = field(default_factory=list)
     turns: int = 0
     records: list[dict[str, Any]] = field(default_factory=list)
@@ -257,7 +258,7 @@ class BuddyServer:
         session.queue = placeholder.queue
         session.worker = placeholder.worker
         self.sessions[cid] = session
-        await self._handle(session, first)
+        await self._safely(session, first)
         while True:
             try:
                 event = await asyncio.wait_for(session.queue.get(), self.idle_seconds)
@@ -266,7 +267,15 @@ class BuddyServer:
                 return
             if event is _STOP:
                 return
+            await self._safely(session, event)
+
+    async def _safely(self, session: _Session, event: Event) -> None:
+        """Handle one event; a failure is logged and leaves the event unacknowledged."""
+        try:
             await self._handle(session, event)
+        except Exception:
+            log.exception("turn for event %s failed; it will be delivered again", event.id)
+            self.client.forget(event.id)
 
     async def _build(self, cid: str) -> _Session:
         info = await self.client.conversation_info(cid)
@@ -285,7 +294,7 @@ class BuddyServer:
         after = 0.0
         if summary is not None:
             session.summary = str(summary["text"])
-            after = float(summary["covers_until"])
+            after = session.covers_until = float(summary["covers_until"])
         records = await self.client.turns(cid, after)
         session.records = list(records)[-KEEP_RECENT_TURNS * 3 :]
         session.history = records_to_messages(session.records, group=session.group)
@@ -353,6 +362,8 @@ class BuddyServer:
         reply = outcome.reply
         if proactive and reply is not None and reply.strip() in (SKIP_MARKER, ""):
             reply = None
+        if proactive and (outcome.error is not None or reply == STEP_LIMIT):
+            reply = None  # nobody asked: a proactive turn that failed says nothing
         turn = {
             "event_id": event.id,
             "reply": reply,
@@ -360,27 +371,35 @@ class BuddyServer:
             "steps": outcome.steps,
             "data_read": outcome.data_read,
         }
-        if not await self._commit(conversation.id, turn):
-            return  # not acknowledged: the platform delivers it again
-        session.history.extend(outcome.messages)
+        committed = await self._commit(conversation.id, turn)
+        if committed is None:
+            self.client.forget(event.id)  # not acknowledged: delivered again after a reconnect
+            return
+        if committed.get("status") != "skipped":
+            # A proactive reply the gates stopped at commit time was never seen: not history.
+            session.history.extend(outcome.messages)
         session.turns += 1
         await self.client.ack(event.id)
         if session.turns >= COMPACT_AFTER_TURNS:
             await self._compact(session)
 
-    async def _commit(self, cid: str, turn: dict[str, Any]) -> bool:
-        """Commit a turn, retrying transient failures (the commit is idempotent on the event)."""
+    async def _commit(self, cid: str, turn: dict[str, Any]) -> dict[str, Any] | None:
+        """Commit a turn, retrying transient failures (the commit is idempotent on the event).
+
+        Returns:
+            The platform's answer, or ``None`` when the turn could not be committed.
+        """
         for attempt in range(COMMIT_ATTEMPTS):
             try:
-                await self.client.commit_turn(cid, turn)
-                return True
+                answer: dict[str, Any] = await self.client.commit_turn(cid, turn) or {}
+                return answer
             except PlatformError as exc:
                 transient = exc.status == 0 or exc.status >= 500
                 if not transient or attempt == COMMIT_ATTEMPTS - 1:
                     log.error("could not commit the turn for event %s: %s", turn["event_id"], exc)
-                    return False
+                    return None
                 await asyncio.sleep(COMMIT_BACKOFF * 2**attempt)
-        return False  # pragma: no cover - the loop returns
+        return None  # pragma: no cover - the loop returns
 
     async def _recycle(self, cid: str, session: _Session) -> None:
         await self._compact(session)
@@ -389,11 +408,11 @@ class BuddyServer:
 
     async def _compact(self, session: _Session) -> None:
         """Summarise all but the recent turns into the platform's summary."""
-        records = await self.client.turns(session.conversation.id, 0)
+        records = await self.client.turns(session.conversation.id, session.covers_until)
         if len(records) <= KEEP_RECENT_TURNS:
             return
         older = records[:-KEEP_RECENT_TURNS]
-        lines = [session.summary] if session.summary else []
+        lines = [session.summary] if session.summary else []  # earlier turns, already summarised
         for record in older:
             said = _user_text({**record, "group": session.group})
             lines.append(f"- 对方：{said[:200]}")
@@ -407,6 +426,7 @@ class BuddyServer:
             log.warning("could not write the summary of %s: %s", session.conversation.id, exc)
             return
         session.summary = text
+        session.covers_until = covers_until
         recent = [r for r in records if float(r["created_at"]) > covers_until]
         session.history = records_to_messages(recent, group=session.group)
         session.turns = 0

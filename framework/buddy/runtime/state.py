@@ -1,8 +1,9 @@
 """Per-turn state and the conversation object the runtime hands to tools and hooks.
 
 The guarantee "data is visible for one turn only" starts here: reading user data marks
-the turn, and from then on memory writes and question cards are refused with a message
-the model sees.
+the turn, and from then on every write that could carry its values to the platform —
+memory, question cards, widget contents, subscriptions — is refused with a message the
+model sees (through tools and through the conversation object alike).
 """
 
 from __future__ import annotations
@@ -14,7 +15,15 @@ from typing import Any
 from buddy.compile.blueprint import SubscriptionSpec
 from buddy.errors import ToolError
 from buddy.platform.client import PlatformClient
-from buddy.platform.conversation import Conversation, DataAccess, Kind, Memory, Proactive, Resources
+from buddy.platform.conversation import (
+    Conversation,
+    DataAccess,
+    Kind,
+    Memory,
+    Proactive,
+    Resources,
+    Widgets,
+)
 
 __all__ = ["DATA_READ_REFUSAL", "RuntimeConversation", "TurnState", "subscription_request"]
 
@@ -53,6 +62,46 @@ class _GuardedMemory(Memory):
         if self.turn.data_read:
             raise ToolError(DATA_READ_REFUSAL.format(what="写记忆"))
         await super().write(key, text)
+
+
+class _GuardedWidgets(Widgets):
+    """Widget writes carry content: after a data read they could store its values."""
+
+    turn: TurnState
+
+    def _check(self) -> None:
+        if self.turn.data_read:
+            raise ToolError(DATA_READ_REFUSAL.format(what="建或改小挂件"))
+
+    async def create(
+        self, type: str, title: str, *, idempotency_key: str | None = None
+    ) -> dict[str, Any]:
+        self._check()
+        return await super().create(type, title, idempotency_key=idempotency_key)
+
+    async def rename(self, widget_id: str, title: str) -> None:
+        self._check()
+        await super().rename(widget_id, title)
+
+    async def write_record(
+        self,
+        widget_id: str,
+        module: str,
+        record_id: str,
+        data: Mapping[str, Any],
+        *,
+        expected_revision: int | None = None,
+    ) -> dict[str, Any]:
+        self._check()
+        return await super().write_record(
+            widget_id, module, record_id, data, expected_revision=expected_revision
+        )
+
+    async def set_presentation(
+        self, widget_id: str, *, summary: str | None = None, image_media_id: str | None = None
+    ) -> None:
+        self._check()
+        await super().set_presentation(widget_id, summary=summary, image_media_id=image_media_id)
 
 
 class _TrackedDataAccess(DataAccess):
@@ -106,6 +155,8 @@ class _DeclaredProactive(Proactive):
 
     async def subscribe(self, key: str, request: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """Create or update ``key``; a key the manifest declares takes its fields as defaults."""
+        if self.turn.data_read:
+            raise ToolError(DATA_READ_REFUSAL.format(what="订阅主动服务"))
         spec = self.declared.get(key)
         merged = {**(subscription_request(spec) if spec else {}), **(request or {})}
         return await super().subscribe(key, merged)
@@ -133,12 +184,14 @@ class RuntimeConversation(Conversation):
         self.members: dict[str, str] = dict(members or {})
         memory = _GuardedMemory(client, conversation_id)
         data = _TrackedDataAccess(client, conversation_id)
+        widgets = _GuardedWidgets(client, conversation_id)
         proactive = _DeclaredProactive(client, conversation_id)
         proactive.declared = dict(declared or {})
         self.memory = memory
         self.data_access = data
+        self.widget = widgets
         self.proactive = proactive
-        self._guarded = (memory, data, proactive)
+        self._guarded = (memory, data, widgets, proactive)
         self.turn = TurnState()
 
     @property

@@ -76,10 +76,15 @@ class LocalPlatform:
         return response.json() if response.content else None
 
     async def register(self, buddy_id: str) -> dict[str, str]:
-        """Register a buddy; its ``token`` and ``dev_token``."""
-        created: dict[str, str] = await self._json(
-            "POST", "/dev/buddies", json={"buddy_id": buddy_id}
+        """Register a buddy (or, if it is registered already, issue it new tokens)."""
+        response = await self.http.post(
+            "/dev/buddies", headers=self.admin, json={"buddy_id": buddy_id}
         )
+        if response.status_code == 409:
+            response = await self.http.post(f"/dev/buddies/{buddy_id}/tokens", headers=self.admin)
+        if response.status_code >= 400:
+            raise RuntimeError(f"registering {buddy_id}: {response.status_code} {response.text}")
+        created: dict[str, str] = response.json()
         return created
 
     async def conversation(

@@ -258,6 +258,29 @@ async def register_buddy(request: Request, body: NewBuddy) -> BuddyCreated:
     return created
 
 
+@dev_router.post("/buddies/{buddy_id}/tokens", response_model=BuddyCreated)
+async def rotate_tokens(request: Request, buddy_id: str) -> BuddyCreated:
+    """Issue new tokens for a registered buddy (the old ones stop working)."""
+    import secrets
+
+    rotated = BuddyCreated(
+        buddy_id=buddy_id,
+        token=f"bt_{secrets.token_urlsafe(24)}",
+        dev_token=f"bdt_{secrets.token_urlsafe(24)}",
+    )
+
+    def update(conn: sqlite3.Connection) -> None:
+        changed = conn.execute(
+            "UPDATE buddies SET token_hash = ?, dev_token_hash = ? WHERE buddy_id = ?",
+            (hash_token(rotated.token), hash_token(rotated.dev_token), buddy_id),
+        ).rowcount
+        if not changed:
+            raise Reject(404, "buddy_not_found", f"no buddy {buddy_id}")
+
+    await platform_of(request).store.write(update)
+    return rotated
+
+
 @dev_router.post("/conversations", response_model=ConversationInfo, status_code=201)
 async def create_conversation(request: Request, body: NewConversation) -> ConversationInfo:
     """Create a private (one member) or group conversation for an identity."""

@@ -1,0 +1,95 @@
+"""The body of ``buddy diff``: compare compiled buddies between two versions."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from buddy.cli.commands import find_manifests
+from buddy.errors import BuddyError
+from buddy.review.diff import Report, Side, compare
+from buddy.review.git import checkout, toplevel
+from buddy.review.report import markdown, text
+
+__all__ = ["diff"]
+
+EXIT_OK, EXIT_CHANGED, EXIT_USAGE = 0, 1, 2
+WORK_TREE = "work tree"
+
+
+def diff(paths: Sequence[str], git_rev: str | None, fmt: str, exit_code: bool) -> int:
+    """``buddy diff OLD NEW`` or ``buddy diff --git REV [PATH...]``.
+
+    Args:
+        paths: ``OLD NEW`` (directories or ``buddy.yaml`` files); with ``git_rev``, the
+            paths that limit which buddies are compared (all when empty).
+        git_rev: Compare this revision with the work tree instead of two paths.
+        fmt: ``text`` or ``markdown`` (a pull-request comment).
+        exit_code: Exit 1 when anything changed.
+
+    Returns:
+        0, or 1 with ``exit_code`` when anything changed; 2 on a usage error (a missing
+        path, no buddies, not a git repository, an unknown revision).
+    """
+    try:
+        report = _compare_paths(paths) if git_rev is None else _compare_git(git_rev, paths)
+    except BuddyError as exc:
+        print(f"buddy diff: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    sys.stdout.write(markdown(report) if fmt == "markdown" else text(report))
+    return EXIT_CHANGED if exit_code and report.changed else EXIT_OK
+
+
+def _side(raw: str) -> tuple[Path, tuple[Path, ...], str]:
+    """The root, manifests and display prefix of a path given on the command line."""
+    path = Path(raw)
+    if not path.exists():
+        raise BuddyError(f"{raw}: no such file or directory")
+    root = path if path.is_dir() else path.parent
+    display = root.as_posix()
+    return root.resolve(), tuple(find_manifests(path)), "" if display == "." else display
+
+
+def _compare_paths(paths: Sequence[str]) -> Report:
+    if len(paths) != 2:
+        raise BuddyError("give two paths (OLD NEW), or --git REV [PATH...]")
+    (old_root, old_found, old_display), (new_root, new_found, new_display) = map(_side, paths)
+    if not old_found and not new_found:
+        raise BuddyError(f"no buddy.yaml found in {paths[0]} or {paths[1]}")
+    old = Side(old_root, paths[0], old_found, old_display)
+    new = Side(new_root, paths[1], new_found, new_display)
+    return compare(old, new)
+
+
+def _selector(raw: str, repo: Path) -> str:
+    """A PATH argument as a path relative to the repository's top level ("" = all)."""
+    absolute = (Path.cwd() / raw).resolve()
+    if not absolute.is_relative_to(repo):
+        raise BuddyError(f"{raw}: outside the repository {repo}")
+    rel = absolute.relative_to(repo).as_posix()
+    return "" if rel == "." else rel
+
+
+def _found(root: Path, selectors: Iterable[str]) -> tuple[Path, ...]:
+    """The manifests under ``root`` that the selectors name, as `buddy validate` finds them."""
+    found: set[Path] = set()
+    for selector in selectors:
+        target = root / selector if selector else root
+        if target.exists():
+            found.update(find_manifests(target))
+    return tuple(sorted(found))
+
+
+def _compare_git(rev: str, paths: Sequence[str]) -> Report:
+    repo = toplevel(Path.cwd())
+    selectors = [_selector(p, repo) for p in paths] or [""]
+    with checkout(repo, rev) as snapshot:
+        for raw, selector in zip(paths, selectors, strict=False):
+            if not _found(snapshot, [selector]) and not _found(repo, [selector]):
+                raise BuddyError(f"{raw}: no buddy.yaml found (in {rev} or the work tree)")
+        old = Side(snapshot, rev, _found(snapshot, selectors))
+        new = Side(repo, WORK_TREE, _found(repo, selectors))
+        if not old.manifests and not new.manifests:
+            raise BuddyError(f"no buddy.yaml found (in {rev} or the work tree)")
+        return compare(old, new)

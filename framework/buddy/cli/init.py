@@ -1,0 +1,239 @@
+"""The body of ``buddy init``: a new buddy that validates, renders and passes its own test."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+from pathlib import Path
+
+import jinja2
+
+from buddy.compile.persona import find_project_root, make_environment, search_path
+from buddy.manifest.schema import SLUG_PATTERN, did_you_mean
+from buddy.manifest.yamlio import ParseError, parse_document
+
+__all__ = ["init", "manifest_text", "scenario_text", "slug"]
+
+EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
+SCHEMA_FILE = Path("docs") / "buddy.schema.json"
+SCENARIO_SCHEMA_FILE = Path("docs") / "scenario.schema.json"
+_TEMPLATE_SUFFIXES = (".j2", ".jinja", ".jinja2", ".md", ".txt")
+_SKIP = {".git", ".venv", "venv", "node_modules", "__pycache__"}
+
+
+def slug(text: str) -> str:
+    """``text`` made into a valid buddy name (for "did you mean"), or ``""``."""
+    made = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:63].rstrip("-")
+    return made if re.fullmatch(SLUG_PATTERN, made) else ""
+
+
+def _scalar(value: str) -> str:
+    """``value`` as a YAML scalar that reads back as this string (``0``, ``1e3`` are quoted),
+    as the manifest loader reads it."""
+    try:
+        plain = parse_document(f"k: {value}\n", "<name>").data
+    except ParseError:
+        plain = None
+    return value if plain == {"k": value} else json.dumps(value, ensure_ascii=False)
+
+
+def _schema_line(directory: Path) -> str:
+    """The editor's schema comment: a relative path to the committed schema when the
+    project has one (this repository does), else how to get the schema."""
+    root = find_project_root(directory)
+    schema = root / SCHEMA_FILE
+    if schema.is_file():
+        relative = Path(os.path.relpath(schema, directory)).as_posix()
+        return f"# yaml-language-server: $schema={relative}\n"
+    return (
+        "# Editor completion and checks: `buddy schema > buddy.schema.json`, then make the\n"
+        "# first line `# yaml-language-server: $schema=<path to buddy.schema.json>`.\n"
+    )
+
+
+def manifest_text(name: str, directory: Path, persona: str | None = None) -> str:
+    """The ``buddy.yaml`` of a new buddy.
+
+    Args:
+        name: The buddy's name (a slug).
+        directory: Where the buddy will live (for the schema comment's relative path).
+        persona: A shared persona template to use instead of an inline prompt.
+    """
+    if persona is None:
+        persona_block = (
+            "persona:\n"
+            "  # The system prompt, a Jinja2 template: {{ buddy.name }}, {{ buddy.title }},\n"
+            "  # {{ conversation.kind }} (private or group) and {{ now }} are defined.\n"
+            "  prompt: |\n"
+            "    你是{{ buddy.title }}，在聊天里陪着对方的搭子。\n"
+            "    说话简短、真诚，先听对方说完，再给一两条具体的建议。\n"
+            '    {% if conversation.kind == "group" -%}\n'
+            "    这是群聊：每条消息开头的 [名字 #m_…] 是发言人，用名字称呼对方。\n"
+            "    {% endif -%}\n"
+            '    今天是 {{ now.strftime("%Y-%m-%d") }}。\n'
+        )
+    else:
+        persona_block = (
+            "persona:\n"
+            f"  template: {_scalar(persona)}   # shared, found on the template search path\n"
+            "  # vars: { name: value }   # variables the template reads\n"
+        )
+    return (
+        _schema_line(directory)
+        + "version: 1\n"
+        + f"name: {_scalar(name)}\n"
+        + f"title: {_scalar(name)}\n"
+        + "description: 一个新的搭子。\n"
+        + "\n"
+        + "# `offline` needs no API key (it echoes); pick a real model when ready, e.g.\n"
+        + "# moonshot:kimi-k3, deepseek:deepseek-chat, anthropic:claude-sonnet-4-5 …\n"
+        + "model: offline\n"
+        + "\n"
+        + persona_block
+        + "\n"
+        + "# Platform tools by name, custom tools with a Python body, declarative ones:\n"
+        + "# see docs/manifest.md.\n"
+        + "tools:\n"
+        + "  - ask_question\n"
+        + "\n"
+        + "profiles:\n"
+        + "  ci: { model: test }   # `--profile ci`: the scripted test model\n"
+    )
+
+
+def scenario_text(name: str, directory: Path) -> str:
+    """The ``tests/smoke.yaml`` scenario of a new buddy (the ``buddy test`` format).
+
+    Args:
+        name: The buddy's name.
+        directory: The buddy's directory (for the schema comment's relative path).
+    """
+    schema = find_project_root(directory) / SCENARIO_SCHEMA_FILE
+    line = ""
+    if schema.is_file():
+        relative = Path(os.path.relpath(schema, directory / "tests")).as_posix()
+        line = f"# yaml-language-server: $schema={relative}\n"
+    return (
+        line
+        + f"# `buddy test {name}` runs this offline: the scripted model response is what the\n"
+        + "# model answers, `expect` is what the user must receive. Add a scenario per feature.\n"
+        + "scenarios:\n"
+        + "  - name: 打个招呼\n"
+        + "    steps:\n"
+        + "      - user: 你好\n"
+        + "        model: [你好呀！今天过得怎么样？]\n"
+        + "        expect:\n"
+        + "          reply: 你好呀！今天过得怎么样？\n"
+    )
+
+
+def _templates(path: list[Path]) -> list[str]:
+    try:
+        return sorted(
+            make_environment(path).list_templates(
+                filter_func=lambda n: n.endswith(_TEMPLATE_SUFFIXES)
+            )
+        )
+    except (TypeError, OSError):  # pragma: no cover - a loader that cannot list
+        return []
+
+
+def _found(template: str, path: list[Path]) -> bool:
+    environment = make_environment(path)
+    assert environment.loader is not None
+    try:
+        environment.loader.get_source(environment, template)
+    except jinja2.TemplateNotFound:
+        return False
+    return True
+
+
+def _elsewhere(template: str, root: Path) -> list[Path]:
+    """``personas/`` folders in the project that hold ``template`` (to suggest ``--dir``)."""
+    found = []
+    for dirpath, dirnames, _ in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP and not d.startswith("."))
+        here = Path(dirpath)
+        if here.name == "personas" and (here / template).is_file():
+            found.append(here)
+    return found
+
+
+def _persona_problem(template: str, target: Path) -> str:
+    """Why ``template`` cannot be used from ``target``, or ``""`` when it can."""
+    root = find_project_root(target.parent)
+    path = search_path(target, root)
+    if _found(template, path):
+        return ""
+    hint = did_you_mean(template, _templates(path))
+    if not hint:
+        places = [os.path.relpath(p.parent, Path.cwd()) for p in _elsewhere(template, root)]
+        if places:
+            hint = f"it is in {places[0]}/personas; create the buddy next to it: --dir {places[0]}"
+        else:
+            shown = ", ".join(os.path.relpath(p, Path.cwd()) for p in path[1:]) or "none"
+            hint = f"shared templates are looked up in the personas/ folders above it ({shown})"
+    return f"persona template `{template}` not found on the search path; {hint}"
+
+
+def init(name: str, persona: str | None, parent_dir: str) -> int:
+    """``buddy init NAME [--persona TEMPLATE] [--dir PARENT]``.
+
+    Creates ``PARENT/NAME/buddy.yaml`` (offline model, a ``ci`` profile with the test
+    model, an inline persona or the shared ``TEMPLATE``) and ``tests/smoke.yaml``.
+
+    Returns:
+        0 when created (and valid); 1 when created but the shared template needs
+        variables; 2 when nothing was created: a bad name, an existing directory, or a
+        template not on the search path.
+    """
+    if not re.fullmatch(SLUG_PATTERN, name):
+        suggestion = slug(name)
+        hint = f"; did you mean `{suggestion}`?" if suggestion else ""
+        print(
+            f"buddy init: invalid name {name!r}: lowercase letters, digits and `-`, starting "
+            f"with a letter or digit, at most 63 characters{hint}",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    parent = Path(parent_dir)
+    target = parent / name
+    if target.exists() or target.is_symlink():
+        print(f"buddy init: {target} already exists; choose another name or --dir", file=sys.stderr)
+        return EXIT_USAGE
+    if parent.exists() and not parent.is_dir():
+        print(f"buddy init: {parent} is not a directory", file=sys.stderr)
+        return EXIT_USAGE
+    if persona is not None:
+        problem = _persona_problem(persona, target.resolve())
+        if problem:
+            print(f"buddy init: {problem}", file=sys.stderr)
+            return EXIT_USAGE
+
+    (target / "tests").mkdir(parents=True)
+    manifest = target / "buddy.yaml"
+    manifest.write_text(manifest_text(name, target.resolve(), persona), encoding="utf-8")
+    scenario = target / "tests" / "smoke.yaml"
+    scenario.write_text(scenario_text(name, target.resolve()), encoding="utf-8")
+    for created in (manifest, scenario):
+        print(f"created {created.as_posix()}")
+
+    from buddy.compile.compiler import check
+
+    _, issues = check(manifest)
+    if issues:
+        for issue in issues:
+            print(str(issue), file=sys.stderr)
+        print(
+            f"buddy init: {manifest} needs attention (the template may need `persona.vars`)",
+            file=sys.stderr,
+        )
+        return EXIT_INVALID
+    shown = target.as_posix()
+    print(
+        f"next: buddy validate {shown} && buddy render {shown} && buddy test {shown}\n"
+        f"      buddy chat {shown} --model offline"
+    )
+    return EXIT_OK

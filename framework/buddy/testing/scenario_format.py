@@ -1,0 +1,784 @@
+"""The scenario file format: what a scenario author writes, read with located errors.
+
+A scenario file is ``tests/*.yaml`` inside a buddy's directory: a list of scenarios, or a
+mapping with ``scenarios:``. A scenario is a conversation (private, or a group with
+members by name) and its steps. A step does one thing — a user writes, clicks a question
+option, answers a consent card, the world grants or changes data, fires a trigger, moves
+the clock — with the scripted model responses for the turns it starts, then checks what
+must hold (``expect:``, see :mod:`buddy.testing.expectations`).
+
+:func:`read_suite` reports every mistake as an :class:`~buddy.errors.Issue` with its
+file, line and column, like ``buddy validate``: the format's own rules (pydantic, strict)
+and the rules that need the buddy (its tools, datasets, widget types). The JSON Schema of
+the format (``docs/scenario.schema.json``) is generated from these models.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    AfterValidator,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    TypeAdapter,
+    ValidationError,
+)
+from pydantic_core import PydanticCustomError
+
+from buddy.compile.blueprint import Blueprint
+from buddy.errors import Issue
+from buddy.manifest.locate import issue_at, issues_from_validation, loc_of
+from buddy.manifest.schema import DatasetId, DataUpdatedTrigger, EventTrigger, did_you_mean
+from buddy.manifest.yamlio import (
+    Document,
+    ParseError,
+    YamlPath,
+    _Builder,
+    _Loader,
+    load_document,
+)
+from buddy.testing.expectations import Data, Expect, Strict, Text, ToolName, text_or_mapping
+
+__all__ = [
+    "ACTIONS",
+    "CLOCK_TIMEZONE",
+    "DEFAULT_CLOCK",
+    "DEFAULT_MEMBER",
+    "PLACEHOLDER",
+    "SCHEMA_ID",
+    "TURN_ACTIONS",
+    "CallScript",
+    "ConversationSpec",
+    "DataOverride",
+    "Grant",
+    "ModelTurn",
+    "Scenario",
+    "ScenarioFile",
+    "Step",
+    "Suite",
+    "ToolCallSpec",
+    "calls_of",
+    "duration_seconds",
+    "read_suite",
+    "scenario_json_schema",
+    "schema_text",
+]
+
+SCHEMA_ID = "https://buddy.dev/schema/scenario.schema.json"
+DEFAULT_MEMBER = "我"
+DEFAULT_CLOCK = "12:00"
+CLOCK_TIMEZONE = "Asia/Shanghai"
+ACTIONS = ("user", "click", "consent", "grant", "revoke", "data", "trigger", "advance")
+"""A step's actions; a step has at most one."""
+TURN_ACTIONS = frozenset({"user", "click", "consent", "trigger", "advance"})
+"""Actions that can start a turn, and so take scripted ``model:`` responses."""
+MEMBER_ACTIONS = frozenset({"user", "click"})
+
+_TIME_RE = re.compile(r"^([01][0-9]|2[0-3]):[0-5][0-9]$")
+_DURATION_RE = re.compile(r"^(?:([0-9]+)d)?(?:([0-9]+)h)?(?:([0-9]+)m)?(?:([0-9]+)s)?$")
+_DURATION_UNITS = (86400, 3600, 60, 1)
+PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z0-9_-]+)((?:\.[A-Za-z0-9_-]+)*)\s*\}\}")
+
+# Our own error codes, raised from validators below (pydantic's types are mapped by
+# buddy.manifest.locate, which does not know these).
+_OWN_CODES = frozenset({"duration", "regex", "time-format"})
+
+
+# ---------------------------------------------------------------- the format
+
+
+def _check_duration(value: str) -> str:
+    match = _DURATION_RE.match(value)
+    if match is None or not any(match.groups()) or duration_seconds(value) == 0:
+        raise PydanticCustomError(
+            "duration",
+            "`{value}` is not a duration: write e.g. 2h, 90m, 1h30m, 45s, 1d, or a number "
+            "of seconds",
+            {"value": value},
+        )
+    return value
+
+
+def duration_seconds(value: str | int) -> int:
+    """Seconds of an ``advance:`` value: ``2h``, ``90m``, ``1h30m``, ``45s``, ``1d`` or an int."""
+    if isinstance(value, int):
+        return value
+    match = _DURATION_RE.match(value)
+    if match is None:
+        raise ValueError(f"not a duration: {value!r}")
+    return sum(int(n) * unit for n, unit in zip(match.groups(), _DURATION_UNITS, strict=True) if n)
+
+
+def _check_time(value: str) -> str:
+    if not _TIME_RE.match(value):
+        raise PydanticCustomError(
+            "time-format", "`{value}` is not a time of day `HH:MM` (00:00–23:59)", {"value": value}
+        )
+    return value
+
+
+def _duration_tag(value: Any) -> str:
+    return "text" if isinstance(value, str) else "seconds"
+
+
+Duration = Annotated[
+    Annotated[
+        str,
+        Field(json_schema_extra={"pattern": _DURATION_RE.pattern}),
+        AfterValidator(_check_duration),
+        Tag("text"),
+    ]
+    | Annotated[int, Field(ge=1), Tag("seconds")],
+    Discriminator(_duration_tag),
+    Field(
+        description="How far to move the platform clock: `2h`, `90m`, `1h30m`, `45s`, `1d`, "
+        "or seconds."
+    ),
+]
+TimeOfDay = Annotated[
+    str, Field(json_schema_extra={"pattern": _TIME_RE.pattern}), AfterValidator(_check_time)
+]
+
+
+class ToolCallSpec(Strict):
+    """One tool call of a scripted model response."""
+
+    call: ToolName = Field(description="The tool's name.")
+    args: Data = Field(
+        default_factory=dict,
+        description="The arguments. A string `{{ tool.path }}` is replaced by a value of the "
+        "latest earlier result of that tool (read as JSON), e.g. `{{ widget_create.id }}`.",
+    )
+
+
+CallItem = Annotated[
+    Annotated[ToolName, Tag("text")] | Annotated[ToolCallSpec, Tag("mapping")],
+    Discriminator(text_or_mapping),
+]
+
+
+class ModelTurn(Strict):
+    """One scripted model response: text, reasoning, tool calls, or a proactive skip."""
+
+    model_config = ConfigDict(
+        strict=True,
+        extra="forbid",
+        frozen=True,
+        json_schema_extra={
+            "anyOf": [
+                {"required": ["say"]},
+                {"required": ["call"]},
+                {"required": ["calls"]},
+                {"required": ["skip"]},
+            ],
+            "not": {"required": ["call", "calls"]},
+            "dependentRequired": {"args": ["call"]},
+        },
+    )
+
+    say: Text | None = Field(default=None, description="The reply text (or text before calls).")
+    think: Text | None = Field(default=None, description="Reasoning text (never shown).")
+    skip: Literal[True] | None = Field(
+        default=None, description="A proactive turn's skip: the model outputs the skip marker."
+    )
+    call: ToolName | None = Field(default=None, description="Call this tool.")
+    args: Data | None = Field(default=None, description="The arguments of `call`.")
+    calls: list[CallItem] | None = Field(
+        default=None, min_length=1, description="Several tool calls in one response."
+    )
+
+
+ModelItem = Annotated[
+    Annotated[Text, Tag("text")] | Annotated[ModelTurn, Tag("mapping")],
+    Discriminator(text_or_mapping),
+]
+
+
+class Grant(Strict):
+    """A member grants (or revokes) a dataset, as if from their phone's settings."""
+
+    dataset: DatasetId
+    member: Text | None = Field(
+        default=None, description="Who (a member's name); default: the private chat's member."
+    )
+
+
+class DataOverride(Strict):
+    """Replace a member's (otherwise simulated) data for one dataset."""
+
+    dataset: DatasetId
+    items: list[Data] | None = Field(
+        description="The items (catalogue item fields); `null` = no data at all."
+    )
+    member: Text | None = Field(
+        default=None, description="Whose data (a member's name); default: the first member."
+    )
+
+
+def _trigger_tag(value: Any) -> str:
+    return "mapping" if isinstance(value, dict) else "text"
+
+
+TriggerSpec = Annotated[
+    Annotated[Literal["workout.completed", "sleep.ready"], Tag("text")]
+    | Annotated[
+        Annotated[EventTrigger | DataUpdatedTrigger, Field(discriminator="type")], Tag("mapping")
+    ],
+    Discriminator(_trigger_tag),
+]
+
+
+_STEP_ONE_ACTION: dict[str, Any] = {
+    "oneOf": [
+        *({"required": [action]} for action in ACTIONS),
+        {"not": {"anyOf": [{"required": [action]} for action in ACTIONS]}, "required": ["expect"]},
+    ]
+}
+
+
+class Step(Strict):
+    """One step: at most one action, scripted model responses, and expectations."""
+
+    model_config = ConfigDict(
+        strict=True, extra="forbid", frozen=True, json_schema_extra=_STEP_ONE_ACTION
+    )
+
+    user: Text | None = Field(default=None, description="A user writes this.")
+    as_: Text | None = Field(
+        default=None,
+        alias="as",
+        description="Who writes or clicks (a member's name); required in a group.",
+    )
+    click: Text | None = Field(
+        default=None, description="Click this option of the last question card."
+    )
+    consent: Literal["grant", "deny"] | None = Field(
+        default=None, description="Answer the last pending consent card."
+    )
+    grant: Grant | None = Field(default=None, description="A member grants a dataset.")
+    revoke: Grant | None = Field(default=None, description="A member revokes a dataset.")
+    data: DataOverride | None = Field(default=None, description="Set a member's data.")
+    trigger: TriggerSpec | None = Field(
+        default=None,
+        description="Fire a proactive trigger: `workout.completed`, `sleep.ready` or "
+        "`{type: data.updated, dataset}`.",
+    )
+    advance: Duration | None = Field(
+        default=None, description="Move the platform clock (due schedules fire)."
+    )
+    model: list[ModelItem] | None = Field(
+        default=None,
+        description="The scripted model responses for the turns this step starts, in order "
+        "(a text is a reply). Ignored with `buddy test --model`.",
+    )
+    expect: Expect | None = Field(default=None, description="What must hold after the step.")
+
+    @property
+    def action(self) -> str | None:
+        """The step's action, or ``None`` for a step that only checks."""
+        return next((a for a in ACTIONS if getattr(self, a) is not None), None)
+
+
+class ConversationSpec(Strict):
+    """The scenario's conversation."""
+
+    kind: Literal["private", "group"] = "private"
+    members: list[Text] | None = Field(
+        default=None,
+        min_length=1,
+        description=f"Member names (a private chat has one; default `{DEFAULT_MEMBER}`).",
+    )
+
+
+ConversationRef = Annotated[
+    Annotated[Literal["private", "group"], Tag("text")]
+    | Annotated[ConversationSpec, Tag("mapping")],
+    Discriminator(text_or_mapping),
+]
+
+
+class Scenario(Strict):
+    """A conversation scripted step by step."""
+
+    name: str = Field(min_length=1, max_length=200, description="Shown in reports; unique.")
+    description: str | None = None
+    conversation: ConversationRef = Field(
+        default="private",
+        description="`private` (one member, `我`), or `{kind: group, members: [names]}`.",
+    )
+    clock: TimeOfDay = Field(
+        default=DEFAULT_CLOCK,
+        description=f"The scenario starts at the next HH:MM ({CLOCK_TIMEZONE}) on the "
+        "platform clock, so quiet hours do not depend on when it runs.",
+    )
+    steps: list[Step] = Field(min_length=1)
+
+    @property
+    def kind(self) -> str:
+        """``private`` or ``group``."""
+        return self.conversation if isinstance(self.conversation, str) else self.conversation.kind
+
+    @property
+    def members(self) -> list[str]:
+        """Member names, in order."""
+        spec = self.conversation
+        if isinstance(spec, ConversationSpec) and spec.members:
+            return list(spec.members)
+        return [DEFAULT_MEMBER]
+
+
+class ScenarioFile(Strict):
+    """A scenario file: ``tests/*.yaml`` next to a buddy's ``buddy.yaml``."""
+
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True, title="scenario file")
+
+    scenarios: list[Scenario] = Field(min_length=1)
+
+
+def scenario_json_schema() -> dict[str, Any]:
+    """The JSON Schema of scenario files (a mapping with ``scenarios:``, or a list)."""
+    schema = TypeAdapter(ScenarioFile | list[Scenario]).json_schema(mode="validation")
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": SCHEMA_ID,
+        "title": "buddy scenario file (tests/*.yaml)",
+        **schema,
+    }
+
+
+def schema_text() -> str:
+    """The JSON Schema as committed in ``docs/scenario.schema.json``."""
+    return json.dumps(scenario_json_schema(), ensure_ascii=False, indent=2) + "\n"
+
+
+# ---------------------------------------------------------------- reading a file
+
+
+@dataclass
+class Suite:
+    """A scenario file, read and checked.
+
+    Attributes:
+        file: The file as shown in reports.
+        doc: The located YAML, or ``None`` when it could not be parsed.
+        scenarios: Each scenario with its YAML path; empty when the file has issues.
+        issues: Every problem found, located.
+    """
+
+    file: str
+    doc: Document | None
+    scenarios: list[tuple[YamlPath, Scenario]] = field(default_factory=list)
+    issues: list[Issue] = field(default_factory=list)
+
+
+def _parse(path: Path, file: str) -> Document | Issue:
+    """Like :func:`~buddy.manifest.yamlio.load_document`, but a top-level list is allowed."""
+    loaded = load_document(path, file)
+    if not (isinstance(loaded, Issue) and loaded.code == "yaml-not-mapping" and loaded.line):
+        return loaded
+    if loaded.message == "the file is empty":
+        return Issue(
+            file, 1, 1, "", "yaml-not-mapping", "the file is empty", "write a list of scenarios"
+        )
+    # The same composer and builder as buddy.yaml (plain tags, bounded aliases, locations).
+    text = path.read_bytes().decode("utf-8-sig")
+    loader = _Loader(text)
+    try:
+        root = loader.get_single_node()
+    finally:
+        loader.dispose()
+    if root is None:  # pragma: no cover - load_document reported an empty file above
+        return loaded
+    builder = _Builder(file, text.splitlines())
+    try:
+        data = builder.build(root, ())
+    except ParseError as exc:
+        return exc.issue
+    if not isinstance(data, list):
+        return Issue(
+            file,
+            loaded.line,
+            loaded.column,
+            "",
+            "yaml-not-mapping",
+            "a scenario file is a list of scenarios, or a mapping with `scenarios:`",
+        )
+    builder.doc.data = data
+    return builder.doc
+
+
+def read_suite(
+    path: Path, blueprint: Blueprint | None = None, *, display: str | None = None
+) -> Suite:
+    """Read, validate and check a scenario file (never raises for bad input).
+
+    Args:
+        path: The file.
+        blueprint: The buddy the scenarios run against: tool names, datasets and widget
+            types are checked against it. ``None`` checks the format only.
+        display: How to show the file in issues (default: ``path`` as given).
+    """
+    file = display or str(path)
+    loaded = _parse(path, file)
+    if isinstance(loaded, Issue):
+        return Suite(file, None, issues=[loaded])
+    doc = loaded
+    wrapped = doc.data if isinstance(doc.data, dict) else {"scenarios": doc.data}
+    issues: list[Issue] = []
+    try:
+        parsed: ScenarioFile | None = ScenarioFile.model_validate(wrapped)
+    except ValidationError as exc:
+        parsed = None
+        issues.extend(_located(doc, exc))
+    # The rules between parts, and against the buddy, run on every scenario and step that
+    # is valid by itself, so one run reports every problem it can find.
+    base: YamlPath = ("scenarios",) if isinstance(doc.data, dict) else ()
+    checker = _Checker(doc, blueprint)
+    items = wrapped.get("scenarios")
+    for index, item in enumerate(items if isinstance(items, list) else []):
+        partial = _Partial.of(item)
+        if partial is not None:
+            checker.scenario((*base, index), partial)
+    issues = sorted(
+        set(issues + checker.issues), key=lambda i: (i.line, i.column, i.code, i.message)
+    )
+    if parsed is None or issues:
+        return Suite(file, doc, issues=issues)
+    return Suite(file, doc, [((*base, i), s) for i, s in enumerate(parsed.scenarios)])
+
+
+_CONVERSATION: TypeAdapter[str | ConversationSpec] = TypeAdapter(ConversationRef)
+
+
+@dataclass
+class _Partial:
+    """What validated of a scenario: its name, conversation and valid steps (by index)."""
+
+    name: str | None
+    kind: str | None
+    members: list[str] | None
+    conversation: str | ConversationSpec | None
+    steps: list[tuple[int, Step]]
+
+    @classmethod
+    def of(cls, item: Any) -> _Partial | None:
+        if not isinstance(item, dict):
+            return None
+        name = item.get("name") if isinstance(item.get("name"), str) else None
+        try:
+            conversation = _CONVERSATION.validate_python(item.get("conversation", "private"))
+        except ValidationError:
+            conversation = None
+        kind = members = None
+        if conversation is not None:
+            kind = conversation if isinstance(conversation, str) else conversation.kind
+            spec_members = None if isinstance(conversation, str) else conversation.members
+            members = list(spec_members) if spec_members else [DEFAULT_MEMBER]
+        steps: list[tuple[int, Step]] = []
+        raw_steps = item.get("steps")
+        for index, raw in enumerate(raw_steps if isinstance(raw_steps, list) else []):
+            with contextlib.suppress(ValidationError):
+                steps.append((index, Step.model_validate(raw)))
+        return cls(name, kind, members, conversation, steps)
+
+
+def _located(doc: Document, error: ValidationError) -> list[Issue]:
+    issues = issues_from_validation(doc, error, ScenarioFile)
+    out: list[Issue] = []
+    for issue, detail in zip(issues, error.errors(include_url=False), strict=True):
+        code = detail["type"] if detail["type"] in _OWN_CODES else issue.code
+        # `as` is a Python keyword: the field is `as_` inside, `as` in the file.
+        hint = re.sub(r"\bas_\b", "as", issue.hint)
+        message = re.sub(r"\bas_\b", "as", issue.message)
+        out.append(Issue(issue.file, issue.line, issue.column, issue.path, code, message, hint))
+    return sorted(set(out), key=lambda i: (i.line, i.column, i.code, i.message))
+
+
+def _walk_strings(value: Any, path: YamlPath) -> Iterator[tuple[YamlPath, str]]:
+    if isinstance(value, str):
+        yield path, value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _walk_strings(item, (*path, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _walk_strings(item, (*path, index))
+
+
+@dataclass(frozen=True, slots=True)
+class CallScript:
+    """A scripted tool call: the tool, its (unresolved) arguments, and where both are written."""
+
+    tool: str
+    args: dict[str, Any]
+    tool_at: YamlPath
+    args_at: YamlPath
+
+
+def calls_of(turn: str | ModelTurn, path: YamlPath) -> list[CallScript]:
+    """The tool calls of a scripted response."""
+    if isinstance(turn, str):
+        return []
+    if turn.call is not None:
+        return [CallScript(turn.call, dict(turn.args or {}), (*path, "call"), (*path, "args"))]
+    calls: list[CallScript] = []
+    for index, item in enumerate(turn.calls or []):
+        at = (*path, "calls", index)
+        if isinstance(item, str):
+            calls.append(CallScript(item, {}, at, at))
+        else:
+            calls.append(CallScript(item.call, dict(item.args), (*at, "call"), (*at, "args")))
+    return calls
+
+
+class _Checker:
+    """The rules that relate parts of a scenario, and the ones that need the buddy."""
+
+    def __init__(self, doc: Document, blueprint: Blueprint | None) -> None:
+        self.doc = doc
+        self.blueprint = blueprint
+        self.issues: list[Issue] = []
+        self.names: dict[str, YamlPath] = {}
+        self.tools = [t.name for t in blueprint.tools] if blueprint else None
+        self.declared = [r.id for r in blueprint.data.requirements] if blueprint else None
+        self.widgets = (
+            {w.type: [m.name for m in w.modules] for w in blueprint.widgets} if blueprint else None
+        )
+
+    def issue(
+        self, path: YamlPath, code: str, message: str, hint: str = "", *, key: bool = False
+    ) -> None:
+        self.issues.append(issue_at(self.doc, path, code, message, hint, key=key))
+
+    def scenario(self, path: YamlPath, scenario: _Partial) -> None:
+        if scenario.name is not None:
+            if scenario.name in self.names:
+                first = loc_of(self.doc, (*self.names[scenario.name], "name"))
+                self.issue(
+                    (*path, "name"),
+                    "duplicate-name",
+                    f"another scenario is named {scenario.name!r} (line {first.line})",
+                    "give every scenario of a file its own name",
+                )
+            self.names.setdefault(scenario.name, path)
+        self._conversation(path, scenario)
+        called: set[str] = set()  # tools called by earlier scripted responses
+        for index, step in scenario.steps:
+            self._step((*path, "steps", index), step, scenario, called)
+
+    def _conversation(self, path: YamlPath, scenario: _Partial) -> None:
+        spec = scenario.conversation
+        where: YamlPath = (*path, "conversation")
+        if scenario.kind == "group" and (isinstance(spec, str) or not spec or not spec.members):
+            self.issue(
+                where,
+                "conversation",
+                "a group conversation needs its members",
+                "write `conversation: {kind: group, members: [小李, 小王]}`",
+            )
+        if isinstance(spec, ConversationSpec) and spec.members:
+            if spec.kind == "private" and len(spec.members) > 1:
+                self.issue(
+                    (*where, "members"),
+                    "conversation",
+                    f"a private conversation has one member, not {len(spec.members)}",
+                    "use `kind: group` for several members",
+                )
+            seen: set[str] = set()
+            for index, name in enumerate(spec.members):
+                if name in seen:
+                    self.issue(
+                        (*where, "members", index),
+                        "conversation",
+                        f"the member {name!r} is listed twice",
+                    )
+                seen.add(name)
+
+    def _member(self, path: YamlPath, name: str | None, scenario: _Partial) -> None:
+        if name is not None and scenario.members is not None and name not in scenario.members:
+            guess = did_you_mean(name, scenario.members)
+            self.issue(
+                path,
+                "member-unknown",
+                f"{name!r} is not a member of this conversation",
+                guess or f"members: {', '.join(scenario.members)}",
+            )
+
+    def _step(self, path: YamlPath, step: Step, scenario: _Partial, called: set[str]) -> None:
+        actions = [a for a in ACTIONS if getattr(step, a) is not None]
+        group = scenario.kind == "group"
+        if len(actions) > 1:
+            self.issue(
+                (*path, actions[1]),
+                "step-kind",
+                f"a step does one thing: `{actions[0]}` and `{actions[1]}` are both here",
+                "split them into two steps",
+                key=True,
+            )
+        action = actions[0] if actions else None
+        if action is None and step.expect is None:
+            self.issue(
+                path,
+                "step-kind",
+                "a step needs an action ("
+                + ", ".join(f"`{a}`" for a in ACTIONS)
+                + ") or `expect:`",
+            )
+        if step.as_ is not None:
+            if action not in MEMBER_ACTIONS:
+                self.issue(
+                    (*path, "as"),
+                    "step-kind",
+                    "`as` says who writes or clicks: use it with `user` or `click`",
+                    key=True,
+                )
+            else:
+                self._member((*path, "as"), step.as_, scenario)
+        elif group and action in MEMBER_ACTIONS:
+            self.issue(
+                (*path, action),
+                "member-required",
+                "in a group, say who writes: add `as:` with a member's name",
+                f"members: {', '.join(scenario.members or [])}",
+                key=True,
+            )
+        for name in ("grant", "revoke", "data"):
+            target = getattr(step, name)
+            if target is None:
+                continue
+            self._member((*path, name, "member"), target.member, scenario)
+            if group and target.member is None and name != "data":
+                self.issue(
+                    (*path, name), "member-required", f"in a group, `{name}` needs `member:`"
+                )
+            if name != "data" and self.declared is not None and target.dataset not in self.declared:
+                self.issue(
+                    (*path, name, "dataset"),
+                    "dataset-not-declared",
+                    f"{self.blueprint.name if self.blueprint else 'the buddy'} does not declare "
+                    f"{target.dataset}; only declared datasets can be granted",
+                    f"declared: {', '.join(self.declared) or 'none'}",
+                )
+        if step.model is not None:
+            if action not in TURN_ACTIONS:
+                what = f"`{action}`" if action else "a step without an action"
+                self.issue(
+                    (*path, "model"),
+                    "model-without-turn",
+                    f"{what} starts no turn, so it has no model responses",
+                    "put `model:` on the step that makes the buddy answer",
+                    key=True,
+                )
+            for index, turn in enumerate(step.model):
+                self._turn((*path, "model", index), turn, called)
+        if step.expect is not None:
+            self._expect((*path, "expect"), step.expect)
+
+    def _turn(self, path: YamlPath, turn: str | ModelTurn, called: set[str]) -> None:
+        if isinstance(turn, ModelTurn):
+            if turn.say is None and turn.call is None and turn.calls is None and turn.skip is None:
+                self.issue(
+                    path,
+                    "model-turn",
+                    "a model response says something (`say`), calls tools (`call`, `calls`) or "
+                    "skips (`skip: true`)",
+                )
+            if turn.call is not None and turn.calls is not None:
+                self.issue(
+                    (*path, "calls"),
+                    "model-turn",
+                    "use `call` for one tool or `calls` for several, not both",
+                    key=True,
+                )
+            if turn.args is not None and turn.call is None:
+                self.issue(
+                    (*path, "args"),
+                    "model-turn",
+                    "`args` belong to `call`",
+                    "add `call: TOOL`",
+                    key=True,
+                )
+            if turn.skip and (
+                turn.say is not None or turn.call is not None or turn.calls is not None
+            ):
+                self.issue(
+                    (*path, "skip"), "model-turn", "a skip says nothing and calls nothing", key=True
+                )
+        calls = calls_of(turn, path)
+        for call in calls:
+            self._tool(call.tool_at, call.tool)
+            for where, text in _walk_strings(call.args, call.args_at):
+                for match in PLACEHOLDER.finditer(text):
+                    if match.group(1) not in called:
+                        self.issue(
+                            where,
+                            "placeholder",
+                            f"`{match.group(0)}` needs a result of {match.group(1)}, but no "
+                            "earlier model response calls it",
+                            "placeholders read results of tools called in earlier responses",
+                        )
+        called.update(call.tool for call in calls)
+
+    def _tool(self, path: YamlPath, name: str) -> None:
+        if self.tools is not None and name not in self.tools:
+            owner = self.blueprint.name if self.blueprint else "the buddy"
+            self.issue(
+                path,
+                "unknown-tool",
+                f"{owner} has no tool `{name}`",
+                did_you_mean(name, self.tools) or f"tools: {', '.join(self.tools)}",
+            )
+
+    def _expect(self, path: YamlPath, expect: Expect) -> None:
+        if expect.no_reply and expect.reply is not None:
+            self.issue(
+                (*path, "no_reply"),
+                "expect-conflict",
+                "`no_reply: true` and `reply` cannot both hold",
+                key=True,
+            )
+        for name in ("tool_called", "denied", "tool_result"):
+            value = getattr(expect, name)
+            if value is None:
+                continue
+            for item_path, item in _each((*path, name), value):
+                if isinstance(item, str):
+                    self._tool(item_path, item)
+                else:
+                    field_name = "name" if name == "tool_called" else "tool"
+                    self._tool((*item_path, field_name), getattr(item, field_name))
+        if expect.widget is not None and self.widgets is not None:
+            for item_path, item in _each((*path, "widget"), expect.widget):
+                modules = self.widgets.get(item.type)
+                if modules is None:
+                    self.issue(
+                        (*item_path, "type"),
+                        "unknown-widget",
+                        f"there is no widget type `{item.type}`",
+                        did_you_mean(item.type, list(self.widgets))
+                        or f"types: {', '.join(self.widgets) or 'none'}",
+                    )
+                elif item.module is not None and item.module not in modules:
+                    self.issue(
+                        (*item_path, "module"),
+                        "unknown-widget",
+                        f"the widget type {item.type} has no module `{item.module}`",
+                        did_you_mean(item.module, modules) or f"modules: {', '.join(modules)}",
+                    )
+
+
+def _each(path: YamlPath, value: Any) -> Iterator[tuple[YamlPath, Any]]:
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            yield (*path, index), item
+    else:
+        yield path, value

@@ -1,0 +1,237 @@
+"""`buddy init`: a new buddy validates, renders and passes its own scenario at once."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import shutil
+from pathlib import Path
+
+import pytest
+
+import buddy
+from buddy.cli.init import manifest_text, slug
+from buddy.cli.main import main
+from buddy.testing.scenarios import read_suite, run_scenario
+from tests.conftest import REPO
+
+
+def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main(argv)
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+@pytest.fixture
+def repo_like(project: Path) -> Path:
+    """A project laid out like this repository: shared personas and the committed schemas."""
+    shutil.copytree(REPO / "manifests" / "personas", project / "manifests" / "personas")
+    (project / "docs").mkdir()
+    shutil.copy(REPO / "docs" / "buddy.schema.json", project / "docs")
+    (project / "docs" / "scenario.schema.json").write_text("{}\n")
+    return project
+
+
+def _passes_its_scenarios(directory: Path) -> None:
+    blueprint = buddy.load(directory)
+    files = sorted((directory / "tests").glob("*.yaml"))
+    assert [f.name for f in files] == ["smoke.yaml"]
+    suite = read_suite(files[0], blueprint)
+    assert suite.issues == []
+    assert len(suite.scenarios) == 1
+    result = asyncio.run(run_scenario(blueprint, suite, 0))
+    assert result.failures == [], result.log
+
+
+def test_init_validate_render_test(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = _run(["init", "demo"], capsys)
+    assert code == 0
+    assert out.startswith("created demo/buddy.yaml\ncreated demo/tests/smoke.yaml\n")
+    assert "buddy validate demo" in out
+    assert main(["validate", "demo"]) == 0
+    assert main(["render", "demo"]) == 0
+    view = capsys.readouterr().out
+    assert view.startswith("# demo (`demo`)\n")
+    assert "你是demo，在聊天里陪着对方的搭子。" in view
+    assert main(["render", "demo", "--conversation", "group"]) == 0
+    assert "这是群聊" in capsys.readouterr().out
+    assert main(["validate", "demo", "--profile", "ci"]) == 0
+    _passes_its_scenarios(tmp_path / "demo")
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("buddy.cli.scenarios") is None, reason="`buddy test` not built yet"
+)
+def test_buddy_test_passes_on_a_new_buddy(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["init", "demo"]) == 0
+    assert main(["test", "demo"]) == 0
+    capsys.readouterr()
+
+
+def test_the_manifest_is_offline_with_a_ci_profile(tmp_path: Path) -> None:
+    assert main(["init", "demo", "--dir", str(tmp_path)]) == 0
+    blueprint = buddy.load(tmp_path / "demo")
+    assert blueprint.model.ref == "offline:offline"
+    assert buddy.load(tmp_path / "demo", profile="ci").model.ref == "test:test"
+    assert blueprint.persona.template is None  # an inline prompt
+
+
+def test_outside_a_project_with_a_schema_the_first_lines_say_how_to_get_one(
+    tmp_path: Path,
+) -> None:
+    assert main(["init", "demo", "--dir", str(tmp_path)]) == 0
+    text = (tmp_path / "demo" / "buddy.yaml").read_text(encoding="utf-8")
+    assert text.startswith("# Editor completion and checks: `buddy schema > buddy.schema.json`")
+    scenario = (tmp_path / "demo" / "tests" / "smoke.yaml").read_text(encoding="utf-8")
+    assert "$schema" not in scenario
+
+
+def test_inside_this_kind_of_repository_the_schema_line_is_a_relative_path(
+    repo_like: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    parent = repo_like / "manifests"
+    assert main(["init", "demo", "--dir", str(parent)]) == 0
+    text = (parent / "demo" / "buddy.yaml").read_text(encoding="utf-8")
+    assert text.startswith("# yaml-language-server: $schema=../../docs/buddy.schema.json\n")
+    scenario = (parent / "demo" / "tests" / "smoke.yaml").read_text(encoding="utf-8")
+    assert scenario.startswith(
+        "# yaml-language-server: $schema=../../../docs/scenario.schema.json\n"
+    )
+    assert (parent / "demo" / "tests" / "../../../docs/scenario.schema.json").is_file()
+    capsys.readouterr()
+
+
+def test_in_this_repository_the_schema_line_matches_the_examples() -> None:
+    text = manifest_text("demo", REPO / "manifests" / "demo")
+    example = (REPO / "manifests" / "aunt-tu" / "buddy.yaml").read_text(encoding="utf-8")
+    assert text.splitlines()[0] == example.splitlines()[0]
+
+
+def test_persona_extends_a_shared_template(
+    repo_like: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    parent = repo_like / "manifests"
+    code, _, err = _run(
+        ["init", "pal", "--persona", "companion.md.j2", "--dir", str(parent)], capsys
+    )
+    assert (code, err) == (0, "")
+    text = (parent / "pal" / "buddy.yaml").read_text(encoding="utf-8")
+    assert "  template: companion.md.j2" in text
+    blueprint = buddy.load(parent / "pal")
+    assert blueprint.persona.template == "companion.md.j2"
+    assert (parent / "personas" / "companion.md.j2").resolve() in blueprint.files
+    assert "你是pal，在聊天里陪着对方的搭子" in blueprint.persona.render(kind="private")
+    _passes_its_scenarios(parent / "pal")
+
+
+def test_persona_not_found_suggests_a_close_name(
+    repo_like: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    parent = repo_like / "manifests"
+    code, _, err = _run(
+        ["init", "pal", "--persona", "companon.md.j2", "--dir", str(parent)], capsys
+    )
+    assert code == 2
+    assert "persona template `companon.md.j2` not found on the search path" in err
+    assert "did you mean `companion.md.j2`?" in err
+    assert not (parent / "pal").exists()
+
+
+def test_persona_elsewhere_in_the_project_suggests_dir(
+    repo_like: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(repo_like)
+    code, _, err = _run(["init", "pal", "--persona", "coach.md.j2"], capsys)
+    assert code == 2
+    assert "it is in manifests/personas; create the buddy next to it: --dir manifests" in err
+    assert not (repo_like / "pal").exists()
+
+
+def test_persona_nowhere(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = _run(
+        ["init", "pal", "--persona", "nothing.md.j2", "--dir", str(project)], capsys
+    )
+    assert code == 2
+    assert "persona template `nothing.md.j2` not found" in err
+    assert "looked up in the personas/ folders" in err
+    assert not (project / "pal").exists()
+
+
+def test_a_template_that_needs_variables_is_created_and_explained(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (project / "personas").mkdir()
+    (project / "personas" / "chef.md.j2").write_text("你是擅长{{ specialty }}的厨师。\n")
+    code, out, err = _run(
+        ["init", "chef", "--persona", "chef.md.j2", "--dir", str(project)], capsys
+    )
+    assert code == 1
+    assert "created" in out
+    assert "specialty" in err
+    assert "needs attention" in err
+    assert (project / "chef" / "buddy.yaml").is_file()
+
+
+def test_refuses_an_existing_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "demo").mkdir()
+    (tmp_path / "demo" / "notes.txt").write_text("mine")
+    code, _, err = _run(["init", "demo", "--dir", str(tmp_path)], capsys)
+    assert code == 2
+    assert "already exists" in err
+    assert sorted(p.name for p in (tmp_path / "demo").iterdir()) == ["notes.txt"]
+
+
+def test_refuses_an_existing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "demo").write_text("")
+    assert main(["init", "demo", "--dir", str(tmp_path)]) == 2
+    capsys.readouterr()
+
+
+def test_a_missing_parent_is_created(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["init", "demo", "--dir", str(tmp_path / "a" / "b")]) == 0
+    assert main(["validate", str(tmp_path / "a" / "b" / "demo")]) == 0
+    capsys.readouterr()
+
+
+@pytest.mark.parametrize(
+    ("name", "suggestion"),
+    [
+        ("My Buddy", "my-buddy"),
+        ("Demo", "demo"),
+        ("a_b", "a-b"),
+        ("-demo", "demo"),
+        ("demo/x", "demo-x"),
+        ("..", ""),
+        ("小助手", ""),
+        ("a" * 64, "a" * 63),
+    ],
+)
+def test_refuses_invalid_names(
+    name: str, suggestion: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = _run(["init", "--dir", str(tmp_path), "--", name], capsys)
+    assert code == 2
+    assert f"invalid name {name!r}" in err
+    if suggestion:
+        assert f"did you mean `{suggestion}`?" in err
+    else:
+        assert "did you mean" not in err
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("name", ["a", "0", "1e3", "0x1f", "a" * 63, "my-buddy-2"])
+def test_accepts_valid_names(name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["init", name, "--dir", str(tmp_path)]) == 0
+    assert main(["validate", str(tmp_path / name)]) == 0
+    capsys.readouterr()
+
+
+def test_slug() -> None:
+    assert slug("Tea Pal!") == "tea-pal"
+    assert slug("---") == ""
