@@ -298,8 +298,13 @@ class _Builder:
         return self.loc(node.start_mark)  # pragma: no cover - empty block
 
 
-def parse_document(text: str, file: str) -> Document:
+def parse_document(text: str, file: str, *, allow_list: bool = False) -> Document:
     """Parse YAML text into a located :class:`Document`.
+
+    Args:
+        text: The YAML.
+        file: The file name to locate issues in.
+        allow_list: Accept a top-level list too (scenario files); else only a mapping.
 
     Raises:
         ParseError: carrying the :class:`Issue`; :func:`load_document` returns it instead.
@@ -325,7 +330,7 @@ def parse_document(text: str, file: str) -> Document:
             Issue(file, 1, 1, "", "yaml-not-mapping", "the file is empty", "write a mapping")
         )
     data = builder.build(root, ())
-    if not isinstance(data, dict):
+    if not isinstance(data, dict) and not (allow_list and isinstance(data, list)):
         raise builder.fail(
             root.start_mark if not isinstance(root, _Alias) else root.mark,
             "yaml-not-mapping",
@@ -335,7 +340,9 @@ def parse_document(text: str, file: str) -> Document:
     return builder.doc
 
 
-def load_document(path: Path, display: str | None = None) -> Document | Issue:
+def load_document(
+    path: Path, display: str | None = None, *, allow_list: bool = False
+) -> Document | Issue:
     """Read and parse a YAML or JSON file, or return the :class:`Issue` that stops it."""
     file = display or str(path)
     try:
@@ -363,6 +370,6 @@ def load_document(path: Path, display: str | None = None) -> Document | Issue:
         line = raw[: exc.start].count(b"\n") + 1
         return Issue(file, line, 1, "", "yaml-syntax", "the file is not valid UTF-8")
     try:
-        return parse_document(text, file)
+        return parse_document(text, file, allow_list=allow_list)
     except ParseError as exc:
         return exc.issue

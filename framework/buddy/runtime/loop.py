@@ -40,6 +40,7 @@ from buddy.runtime.tools import Tool, ToolResult
 
 __all__ = [
     "DATA_TOOLS",
+    "DENIAL_PREFIX",
     "MAX_STEPS",
     "REDACTED",
     "AgentEvent",
@@ -52,6 +53,7 @@ log = logging.getLogger("buddy.runtime.loop")
 MAX_STEPS = 12
 REDACTED = "[已隐去：这一轮读过用户授权数据，此处不保留]"
 DATA_TOOLS = frozenset({"data_access_query", "data_access_read_result"})
+DENIAL_PREFIX = "调用被拒绝："  # how a hook's refusal reads to the model (and to scenario checks)
 MODEL_FAILURE = "抱歉，我这边暂时连不上模型，稍后再试试吧。"
 STEP_LIMIT = "（这一轮步骤太多，先停在这里。）"
 
@@ -346,7 +348,7 @@ class AgentLoop:
             failed = ToolResult.of(f"调用前的检查出错，没有执行：{exc}", is_error=True)
             return failed, failed
         if denied is not None:
-            failed = ToolResult.of(f"调用被拒绝：{denied}", is_error=True)
+            failed = ToolResult.of(f"{DENIAL_PREFIX}{denied}", is_error=True)
             return failed, failed
         try:
             result = await asyncio.wait_for(

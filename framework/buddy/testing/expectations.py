@@ -25,7 +25,7 @@ from pydantic_core import PydanticCustomError
 
 from buddy.manifest.schema import DatasetId
 from buddy.manifest.yamlio import YamlPath
-from buddy.runtime.loop import DATA_TOOLS
+from buddy.runtime.loop import DATA_TOOLS, DENIAL_PREFIX
 
 __all__ = [
     "DENIAL_PREFIX",
@@ -55,7 +55,6 @@ __all__ = [
     "text_or_mapping",
 ]
 
-DENIAL_PREFIX = "调用被拒绝："
 """How the agent loop words a ``before_tool_call`` denial for the model."""
 
 TOOL_NAME_PATTERN = r"^[a-zA-Z0-9_-]{1,64}$"

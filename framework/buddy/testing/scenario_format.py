@@ -38,14 +38,7 @@ from buddy.compile.blueprint import Blueprint
 from buddy.errors import Issue
 from buddy.manifest.locate import issue_at, issues_from_validation, loc_of
 from buddy.manifest.schema import DatasetId, DataUpdatedTrigger, EventTrigger, did_you_mean
-from buddy.manifest.yamlio import (
-    Document,
-    ParseError,
-    YamlPath,
-    _Builder,
-    _Loader,
-    load_document,
-)
+from buddy.manifest.yamlio import Document, YamlPath, load_document
 from buddy.testing.expectations import Data, Expect, Strict, Text, ToolName, text_or_mapping
 
 __all__ = [
@@ -381,39 +374,28 @@ class Suite:
 
 
 def _parse(path: Path, file: str) -> Document | Issue:
-    """Like :func:`~buddy.manifest.yamlio.load_document`, but a top-level list is allowed."""
-    loaded = load_document(path, file)
-    if not (isinstance(loaded, Issue) and loaded.code == "yaml-not-mapping" and loaded.line):
+    """Like :func:`~buddy.manifest.yamlio.load_document`, with a top-level list allowed."""
+    loaded = load_document(path, file, allow_list=True)
+    if not isinstance(loaded, Issue) or loaded.code != "yaml-not-mapping":
         return loaded
     if loaded.message == "the file is empty":
         return Issue(
-            file, 1, 1, "", "yaml-not-mapping", "the file is empty", "write a list of scenarios"
-        )
-    # The same composer and builder as buddy.yaml (plain tags, bounded aliases, locations).
-    text = path.read_bytes().decode("utf-8-sig")
-    loader = _Loader(text)
-    try:
-        root = loader.get_single_node()
-    finally:
-        loader.dispose()
-    if root is None:  # pragma: no cover - load_document reported an empty file above
-        return loaded
-    builder = _Builder(file, text.splitlines())
-    try:
-        data = builder.build(root, ())
-    except ParseError as exc:
-        return exc.issue
-    if not isinstance(data, list):
-        return Issue(
-            file,
+            loaded.file,
             loaded.line,
             loaded.column,
             "",
-            "yaml-not-mapping",
-            "a scenario file is a list of scenarios, or a mapping with `scenarios:`",
+            loaded.code,
+            loaded.message,
+            "write a list of scenarios",
         )
-    builder.doc.data = data
-    return builder.doc
+    return Issue(
+        loaded.file,
+        loaded.line,
+        loaded.column,
+        "",
+        loaded.code,
+        "a scenario file is a list of scenarios, or a mapping with `scenarios:`",
+    )
 
 
 def read_suite(
