@@ -107,6 +107,10 @@ def _parser() -> argparse.ArgumentParser:
     init.add_argument("--persona", metavar="TEMPLATE", help="a shared persona template to extend")
     init.add_argument("--dir", default=".", help="where to create it (default: here)")
 
+    _card_commands(sub)
+
+    _add_dev(sub, model_help, profile_help)
+
     platform = sub.add_parser(
         "platform",
         help="serve the local dev platform (docs/protocol.md) over SQLite",
@@ -125,6 +129,61 @@ def _parser() -> argparse.ArgumentParser:
         "stored in the database, else a new one that is printed)",
     )
     return parser
+
+
+def _card_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``import-card`` and ``export-card`` (Character Card V2/V3)."""
+    import_card = sub.add_parser(
+        "import-card",
+        help="create a buddy from a Character Card V2/V3 (.json or .png)",
+        description="Create PARENT/NAME/ with a buddy.yaml made from a character card (JSON, "
+        "or PNG with a chara/ccv3 text chunk) and card.json holding the whole card. Exit 0 "
+        "created, 1 not a valid card, 2 usage error.",
+    )
+    import_card.add_argument("file", metavar="FILE")
+    import_card.add_argument("--dir", default=".", help="where to create it (default: here)")
+    import_card.add_argument(
+        "--name", metavar="SLUG", help="the buddy's name (default: from the card)"
+    )
+
+    export_card = sub.add_parser(
+        "export-card",
+        help="write a buddy as a Character Card V2/V3 (.json or .png)",
+        description="Write the buddy's card: its card.json updated with the buddy's title, "
+        "description, prompt and greetings where they changed, or a card made from the buddy "
+        "alone. Exit 0 written, 1 invalid buddy or card.json, 2 usage error.",
+    )
+    export_card.add_argument("path", metavar="PATH")
+    export_card.add_argument(
+        "--format",
+        choices=("json", "png"),
+        help="default: png with --image or --out *.png, else json",
+    )
+    export_card.add_argument(
+        "--out", metavar="FILE", help="default: NAME.json / NAME.png; - for stdout"
+    )
+    export_card.add_argument("--image", metavar="PNG", help="the picture of a PNG card")
+    card_version = export_card.add_mutually_exclusive_group()
+    card_version.add_argument("--v2", dest="card_version", action="store_const", const=2)
+    card_version.add_argument("--v3", dest="card_version", action="store_const", const=3)
+
+
+def _add_dev(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser], model: str, profile: str
+) -> None:
+    dev = sub.add_parser(
+        "dev",
+        help="the web playground: dev platform + buddies on loopback, reloaded on every edit",
+        description="Start the dev platform and each named buddy (its dev identity) in this "
+        "process, serve the playground page on 127.0.0.1 and print its URL. Edits to a buddy's "
+        "files reload it within two seconds; an invalid edit shows its located problems and "
+        "keeps the last good version running.",
+    )
+    dev.add_argument("paths", nargs="+", metavar="PATH")
+    dev.add_argument("--port", type=int, default=8700, help="loopback port (0: any free one)")
+    dev.add_argument("--db", help="keep the platform's data in this SQLite file")
+    dev.add_argument("--model", help=model)
+    dev.add_argument("--profile", help=profile)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -170,6 +229,18 @@ def _run(argv: Sequence[str] | None) -> int:
         from buddy.cli.init import init
 
         return init(args.name, args.persona, args.dir)
+    if args.command == "import-card":
+        from buddy.cli.cards import import_card
+
+        return import_card(args.file, args.dir, args.name)
+    if args.command == "export-card":
+        from buddy.cli.cards import export_card
+
+        return export_card(args.path, args.format, args.out, args.card_version, args.image)
+    if args.command == "dev":
+        from buddy.cli.dev import dev
+
+        return dev(args.paths, args.port, args.db, model, profile)
     if args.command == "chat":
         from buddy.cli.chat import chat
 

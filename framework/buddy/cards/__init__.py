@@ -1,0 +1,62 @@
+"""Character Card V2/V3 interchange: import a card as a buddy, export a buddy as a card.
+
+Cards are JSON (``{"spec": "chara_card_v2" | "chara_card_v3", "spec_version", "data"}``),
+or PNG images carrying that JSON, base64-encoded, in a ``chara`` (V2) or ``ccv3`` (V3)
+text chunk. PNG chunks are read and written with the standard library.
+
+Typical use::
+
+    from buddy.cards import read_card, import_files, export_card, card_json
+
+    card = read_card(Path("seraphina.png"))       # raises CardError
+    files = import_files(card, "seraphina", target)  # buddy.yaml, card.json, card.png
+    exported = export_card(target)                # raises ManifestError / CardError
+    print(card_json(exported.card))
+
+See ``docs/cards.md`` for the mapping between card fields and a buddy.
+"""
+
+from __future__ import annotations
+
+from buddy.cards.files import card_json, card_png, parse_card, read_card
+from buddy.cards.mapping import (
+    CARD_IMAGE,
+    SIDECAR,
+    Derived,
+    Exported,
+    derive,
+    derive_name,
+    export_card,
+    import_files,
+    manifest_text,
+    slugify,
+)
+from buddy.cards.png import PngError, minimal_png
+from buddy.cards.prompt import escape
+from buddy.cards.spec import SPECS, Card, CardError, blank_card, convert, validate_card
+
+__all__ = [
+    "CARD_IMAGE",
+    "SIDECAR",
+    "SPECS",
+    "Card",
+    "CardError",
+    "Derived",
+    "Exported",
+    "PngError",
+    "blank_card",
+    "card_json",
+    "card_png",
+    "convert",
+    "derive",
+    "derive_name",
+    "escape",
+    "export_card",
+    "import_files",
+    "manifest_text",
+    "minimal_png",
+    "parse_card",
+    "read_card",
+    "slugify",
+    "validate_card",
+]

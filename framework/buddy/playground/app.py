@@ -1,0 +1,126 @@
+"""The playground's routes on the dev platform's app: the page and three endpoints.
+
+- ``GET /playground/`` — the page: ``static/`` of this package (HTML, vanilla JS, CSS;
+  nothing fetched from elsewhere, no build step).
+- ``GET /playground/api/config`` — the admin token, for the page. Answered only to a
+  request that comes from loopback **and** names a loopback host (``127.0.0.1``,
+  ``localhost``, ``[::1]``) in its ``Host`` header; ``buddy dev`` listens on 127.0.0.1
+  only. Another web site open in the same browser cannot read it: a cross-origin
+  ``fetch`` gets no CORS headers, and a DNS-rebinding page (its own name resolving to
+  127.0.0.1) is refused by the ``Host`` check.
+- ``GET /playground/api/state`` (admin token) — the session's buddies: status, version,
+  located problems, tools with labels, widget types with their record schemas, declared
+  subscriptions and data, and each buddy's dev token (memory has no dev endpoint; the page
+  reads and edits it through the buddy's own ``/internal/v1/memory``).
+- ``GET /playground/api/events`` (admin token) — a server-sent-events stream of the agent
+  loop's events (``BuddyServer``'s ``on_event``: streamed text, tool starts and ends) and
+  of reloads, so the page shows a turn as it happens; everything else the page reads from
+  the platform's own ``/dev`` endpoints.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import secrets
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from fastapi import APIRouter, FastAPI, Request
+from fastapi.responses import JSONResponse, RedirectResponse, Response, StreamingResponse
+from fastapi.staticfiles import StaticFiles
+
+from buddy.platform.dev.core import Reject
+
+if TYPE_CHECKING:
+    from buddy.playground.session import DevSession
+
+__all__ = ["LOOPBACK_HOSTS", "STATIC", "attach"]
+
+STATIC = Path(__file__).with_name("static")
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "[::1]", "::1"})
+_LOOPBACK_PEERS = frozenset({"127.0.0.1", "::1", "::ffff:127.0.0.1"})
+KEEPALIVE_SECONDS = 15.0
+_NO_STORE = {"Cache-Control": "no-store"}
+
+
+def _host_name(header: str) -> str:
+    """``127.0.0.1`` of ``127.0.0.1:8700``; ``[::1]`` of ``[::1]:8700``."""
+    if header.startswith("["):
+        return header.split("]", 1)[0] + "]"
+    return header.rsplit(":", 1)[0] if ":" in header else header
+
+
+def require_loopback(request: Request) -> None:
+    """Refuse a request that did not come from loopback to a loopback host name."""
+    peer = request.client.host if request.client is not None else ""
+    host = _host_name(request.headers.get("host", "")).lower()
+    if peer not in _LOOPBACK_PEERS or host not in LOOPBACK_HOSTS:
+        raise Reject(
+            403,
+            "loopback_only",
+            "the playground's token is given only to pages opened at 127.0.0.1 or localhost",
+        )
+
+
+def require_admin(request: Request, token: str) -> None:
+    """Refuse a request without the admin token (as the ``/dev`` endpoints do)."""
+    given = request.headers.get("authorization", "")
+    if not token or not secrets.compare_digest(given.encode(), f"Bearer {token}".encode()):
+        raise Reject(401, "unauthorized", "the playground endpoints need the admin token")
+
+
+def attach(app: FastAPI, session: DevSession) -> None:
+    """Add the page and its endpoints to the dev platform's ``app``."""
+    router = APIRouter(prefix="/playground/api", include_in_schema=False)
+
+    @router.get("/config")
+    async def config(request: Request) -> JSONResponse:
+        require_loopback(request)
+        body = {"admin_token": session.admin_token, "platform": session.url}
+        return JSONResponse(body, headers=_NO_STORE)
+
+    @router.get("/state")
+    async def state(request: Request) -> JSONResponse:
+        require_loopback(request)
+        require_admin(request, session.admin_token)
+        return JSONResponse(session.state(), headers=_NO_STORE)
+
+    @router.get("/events")
+    async def events(request: Request) -> Response:
+        require_loopback(request)
+        require_admin(request, session.admin_token)
+        queue = session.hub.subscribe()
+
+        async def stream() -> AsyncIterator[str]:
+            try:
+                yield f"event: hello\ndata: {json.dumps({'version': session.version})}\n\n"
+                while True:
+                    try:
+                        item = await asyncio.wait_for(queue.get(), KEEPALIVE_SECONDS)
+                    except TimeoutError:
+                        yield ": keep-alive\n\n"
+                        continue
+                    if item is None:
+                        return
+                    yield f"data: {_json(item)}\n\n"
+            finally:
+                session.hub.unsubscribe(queue)
+
+        return StreamingResponse(
+            stream(),
+            media_type="text/event-stream",
+            headers={**_NO_STORE, "X-Accel-Buffering": "no"},
+        )
+
+    @app.get("/", include_in_schema=False)
+    async def home() -> RedirectResponse:
+        return RedirectResponse("/playground/")
+
+    app.include_router(router)
+    app.mount("/playground", StaticFiles(directory=STATIC, html=True), name="playground")
+
+
+def _json(item: Any) -> str:
+    return json.dumps(item, ensure_ascii=False, default=str, separators=(",", ":"))

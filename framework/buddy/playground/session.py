@@ -1,0 +1,632 @@
+"""A ``buddy dev`` session: the dev platform, the named buddies, and their hot reload.
+
+The platform is served by uvicorn on loopback with the playground attached
+(:func:`buddy.playground.app.attach`). Each buddy runs in this process as its dev identity
+(``<name>-dev``), exactly like ``buddy chat`` runs one: a :class:`BuddyServer` talking to
+the platform over loopback HTTP and the websocket gateway.
+
+**Hot reload.** Every ``poll_seconds`` the session compares the modification times and
+sizes of every file a buddy depends on (its ``Blueprint.files``: manifest, templates,
+traits, plugins, widget schemas, resources) and of every file under its directory. On a
+change it compiles the buddy again:
+
+- valid: the buddy's server is stopped (in-flight turns get ``shutdown_deadline``
+  seconds, then are cancelled and delivered again) and a new one is started from the new
+  blueprint — conversations, memory, widgets and subscriptions live on the platform, so
+  they carry on;
+- invalid: the located problems are printed and shown on the page, and the last good
+  version keeps running.
+
+Polling is used instead of OS file events: it needs no extra dependency, works the same
+on every platform and editor (atomic renames included), and a buddy is a few dozen files.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib
+import logging
+import os
+import socket
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+import httpx
+import uvicorn
+
+from buddy.compile.blueprint import Blueprint
+from buddy.compile.compiler import check
+from buddy.errors import Issue, ModelConfigError
+from buddy.models.base import Model
+from buddy.platform.client import Backoff, HttpPlatformClient
+from buddy.platform.dev.app import create_app
+from buddy.platform.dev.core import Platform
+from buddy.runtime.loop import AgentEvent
+from buddy.runtime.server import Buddy, BuddyServer
+
+__all__ = ["DevBuddy", "DevSession", "Hub"]
+
+log = logging.getLogger("buddy.dev")
+
+POLL_SECONDS = 0.3
+SETTLE_SECONDS = 0.1  # after a change is seen, wait this long for the editor to finish writing
+_SKIP_DIRS = {".git", ".venv", "venv", "node_modules", "__pycache__", ".mypy_cache", ".ruff_cache"}
+
+ModelFactory = Callable[[Blueprint], Model]
+Snapshot = dict[str, tuple[int, int] | None]
+
+
+def shown(file: str | Path) -> str:
+    """A path relative to the working directory when it is below it."""
+    text = str(file)
+    if not text or text.startswith("<"):
+        return text
+    try:
+        return Path(text).resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except (ValueError, OSError):
+        return text
+
+
+class Hub:
+    """Fans events out to the page's open streams (one queue per stream)."""
+
+    def __init__(self, size: int = 2000) -> None:
+        self.size = size
+        self._queues: set[asyncio.Queue[dict[str, Any] | None]] = set()
+
+    def subscribe(self) -> asyncio.Queue[dict[str, Any] | None]:
+        queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue(self.size)
+        self._queues.add(queue)
+        return queue
+
+    def unsubscribe(self, queue: asyncio.Queue[dict[str, Any] | None]) -> None:
+        self._queues.discard(queue)
+
+    def publish(self, item: dict[str, Any]) -> None:
+        for queue in list(self._queues):
+            with contextlib.suppress(asyncio.QueueFull):  # a stalled page loses live events only
+                queue.put_nowait(item)
+
+    def close(self) -> None:
+        for queue in list(self._queues):
+            with contextlib.suppress(asyncio.QueueFull):
+                queue.put_nowait(None)
+        self._queues.clear()
+
+
+@dataclass
+class DevBuddy:
+    """One buddy of the session: its last good version, what runs, and its problems.
+
+    Attributes:
+        manifest: The buddy's ``buddy.yaml``.
+        key: A stable id for the page (the directory's name).
+        blueprint: The last good compiled version (the one running), or ``None``.
+        generation: How many versions were started (1 for the first).
+        model: The name of the model the running version uses.
+        problems: The located problems of the latest edit (empty when it is valid).
+        error: A problem that is not the manifest's (no usable model, a failed start).
+        changed: The files whose change caused the latest reload attempt.
+    """
+
+    manifest: Path
+    key: str
+    blueprint: Blueprint | None = None
+    server: BuddyServer | None = None
+    task: asyncio.Task[None] | None = None
+    generation: int = 0
+    model: str = ""
+    problems: list[Issue] = field(default_factory=list)
+    error: str = ""
+    changed: list[str] = field(default_factory=list)
+    loaded_at: float | None = None
+    checked_at: float | None = None
+    snapshot: Snapshot = field(default_factory=dict)
+    extra_files: set[str] = field(default_factory=set)
+
+    @property
+    def status(self) -> str:
+        """``running``, ``error`` (running the last good version, or nothing) or ``stopped``."""
+        if self.problems or self.error:
+            return "error"
+        return "running" if self.server is not None else "stopped"
+
+    @property
+    def identity(self) -> str | None:
+        return f"{self.blueprint.name}-dev" if self.blueprint is not None else None
+
+    def watched(self) -> set[str]:
+        """Every file to poll: the blueprint's, the files of its problems, its directory's."""
+        files = set(self.extra_files)
+        if self.blueprint is not None:
+            files.update(str(f) for f in self.blueprint.files)
+        files.update(i.file for i in self.problems if i.file and not i.file.startswith("<"))
+        files.add(str(self.manifest))
+        for dirpath, dirnames, filenames in os.walk(self.manifest.parent):
+            dirnames[:] = [d for d in dirnames if d not in _SKIP_DIRS and not d.startswith(".")]
+            files.update(
+                os.path.join(dirpath, name)
+                for name in filenames
+                if not name.startswith(".") and not name.endswith((".pyc", "~", ".swp"))
+            )
+        return {os.path.abspath(f) for f in files}
+
+
+def scan(files: set[str]) -> Snapshot:
+    """``file → (mtime_ns, size)``, ``None`` for a file that does not exist."""
+    snapshot: Snapshot = {}
+    for file in files:
+        try:
+            stat = os.stat(file)
+        except OSError:
+            snapshot[file] = None
+        else:
+            snapshot[file] = (stat.st_mtime_ns, stat.st_size)
+    return snapshot
+
+
+def _changed(old: Snapshot, new: Snapshot) -> list[str]:
+    return sorted(f for f in new.keys() | old.keys() if old.get(f) != new.get(f))
+
+
+def _check_port(port: int) -> None:
+    """Raise a clear ``OSError`` when ``127.0.0.1:port`` cannot be listened on.
+
+    uvicorn would log the failure and exit the whole process instead.
+    """
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError as exc:
+            raise OSError(f"cannot listen on 127.0.0.1:{port}: {exc.strerror}") from None
+
+
+def _purge_plugins() -> None:
+    """Forget imported project plugins so the next start imports their current code.
+
+    Plugins of a project live in a package namespace ``_buddy_plugins_<hash>``
+    (:mod:`buddy.runtime.plugins`); the namespaces stay, their modules go. A server that is
+    still running keeps the functions it already loaded.
+    """
+    for name in [n for n in sys.modules if n.startswith("_buddy_plugins_") and "." in n]:
+        del sys.modules[name]
+    importlib.invalidate_caches()
+
+
+class DevSession:
+    """The dev platform with the playground, and the named buddies, hot-reloaded.
+
+    Use as ``async with DevSession(paths) as session: ...``.
+
+    Args:
+        manifests: Each buddy's ``buddy.yaml``.
+        db: The platform's SQLite file (``:memory:`` for a throwaway one).
+        port: The loopback port; ``0`` picks a free one.
+        model: A model reference overriding every buddy's (``--model``).
+        profile: A profile to apply (``--profile``).
+        model_factory: Makes the model of a blueprint (tests inject scripted models);
+            default: the blueprint's model, resolved as ``buddy run`` does.
+        out: Where the session reports starts, reloads and problems (the terminal).
+        poll_seconds: How often files are checked for changes.
+        shutdown_deadline: Seconds a reloaded buddy's in-flight turns get to finish.
+    """
+
+    def __init__(
+        self,
+        manifests: Sequence[Path],
+        *,
+        db: str = ":memory:",
+        port: int = 0,
+        model: str | None = None,
+        profile: str | None = None,
+        model_factory: ModelFactory | None = None,
+        out: TextIO | None = None,
+        poll_seconds: float = POLL_SECONDS,
+        shutdown_deadline: float = 1.0,
+    ) -> None:
+        self.db = db
+        self.port = port
+        self.model_ref = model
+        self.profile = profile
+        self.model_factory = model_factory
+        self.out = out
+        self.poll_seconds = poll_seconds
+        self.shutdown_deadline = shutdown_deadline
+        self.hub = Hub()
+        self.admin_token = ""
+        self.version = 0  # grows on every change of what state() answers
+        self.buddies: list[DevBuddy] = []
+        keys: set[str] = set()
+        for manifest in manifests:
+            key = base = manifest.resolve().parent.name or "buddy"
+            number = 2
+            while key in keys:
+                key, number = f"{base}-{number}", number + 1
+            keys.add(key)
+            self.buddies.append(DevBuddy(manifest.resolve(), key))
+        self._tokens: dict[str, dict[str, str]] = {}
+        self._server: uvicorn.Server | None = None
+        self._serving: asyncio.Task[None] | None = None
+        self._watcher: asyncio.Task[None] | None = None
+        self._http: httpx.AsyncClient | None = None
+        self._lock = asyncio.Lock()
+
+    # ------------------------------------------------------------------ lifecycle
+
+    @property
+    def url(self) -> str:
+        """The platform's base URL."""
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def playground_url(self) -> str:
+        """The page's URL."""
+        return f"{self.url}/playground/"
+
+    async def __aenter__(self) -> DevSession:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def start(self) -> None:
+        """Serve the platform and the page, start every valid buddy, and start watching."""
+        from buddy.playground.app import attach
+
+        def ready(platform: Platform) -> None:
+            self.admin_token = platform.admin_token
+
+        if self.port:
+            _check_port(self.port)
+        app = create_app(self.db, on_ready=ready)
+        attach(app, self)
+        config = uvicorn.Config(
+            app, host="127.0.0.1", port=self.port, log_level="warning", lifespan="on"
+        )
+        self._server = uvicorn.Server(config)
+        self._serving = asyncio.create_task(self._server.serve())
+        while not self._server.started:
+            if self._serving.done():
+                self._serving.result()
+                raise RuntimeError("the dev platform stopped before it started")
+            await asyncio.sleep(0.01)
+        if self.port == 0:
+            self.port = int(self._server.servers[0].sockets[0].getsockname()[1])
+        self._http = httpx.AsyncClient(
+            base_url=self.url,
+            timeout=30,
+            headers={"Authorization": f"Bearer {self.admin_token}"},
+        )
+        for dev in self.buddies:
+            dev.snapshot = scan(dev.watched())
+            await self._load(dev, [])
+        self._watcher = asyncio.create_task(self._watch())
+
+    async def close(self) -> None:
+        """Stop watching, stop every buddy, close the page's streams and the platform."""
+        if self._watcher is not None:
+            self._watcher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._watcher
+        for dev in self.buddies:
+            await self._stop(dev)
+        self.hub.close()
+        if self._http is not None:
+            await self._http.aclose()
+        if self._server is not None and self._serving is not None:
+            self._server.should_exit = True
+            await self._serving
+
+    # ------------------------------------------------------------------ reporting
+
+    def _say(self, text: str) -> None:
+        if self.out is not None:
+            stamp = time.strftime("%H:%M:%S")
+            print(f"[{stamp}] {text}", file=self.out, flush=True)
+
+    def _touched(self, dev: DevBuddy | None = None) -> None:
+        self.version += 1
+        self.hub.publish(
+            {"kind": "state", "version": self.version, "buddy": dev.key if dev else None}
+        )
+
+    def state(self) -> dict[str, Any]:
+        """What the page shows of the session (tokens included: the page acts as the buddy
+        for memory, which has no dev endpoint)."""
+        from buddy.capabilities import DATA_ACCESS_CAPABILITIES
+
+        return {
+            "version": self.version,
+            "platform": self.url,
+            "buddies": [self._describe(dev) for dev in self.buddies],
+            "catalogue": [
+                {"id": key, "title": item.title} for key, item in DATA_ACCESS_CAPABILITIES.items()
+            ],
+        }
+
+    def _describe(self, dev: DevBuddy) -> dict[str, Any]:
+        bp = dev.blueprint
+        info: dict[str, Any] = {
+            "key": dev.key,
+            "manifest": shown(dev.manifest),
+            "status": dev.status,
+            "running": dev.server is not None,
+            "generation": dev.generation,
+            "loaded_at": dev.loaded_at,
+            "checked_at": dev.checked_at,
+            "changed": dev.changed,
+            "problems": [
+                {**i.to_dict(), "file": shown(i.file), "text": str(i)} for i in dev.problems
+            ],
+            "error": dev.error,
+            "name": bp.name if bp else None,
+            "identity": dev.identity,
+        }
+        if bp is None:
+            return {**info, "title": dev.key}
+        return {
+            **info,
+            "title": bp.title,
+            "description": bp.description,
+            "model": dev.model or bp.model.ref,
+            "dev_token": self._tokens.get(bp.name, {}).get("dev_token"),
+            "tools": [
+                {
+                    "name": t.name,
+                    "label": t.label,
+                    "kind": str(t.kind),
+                    "parameters": dict(t.parameters),
+                }
+                for t in bp.tools
+            ],
+            "widgets": [
+                {
+                    "type": w.type,
+                    "title": w.title,
+                    "description": w.description,
+                    "modules": [
+                        {"name": m.name, "title": m.title, "record": dict(m.record)}
+                        for m in w.modules
+                    ],
+                }
+                for w in bp.widgets
+            ],
+            "subscriptions": [
+                {
+                    "key": s.key,
+                    "title": s.title,
+                    "trigger": s.trigger.type,
+                    "dataset": s.trigger.dataset,
+                    "activate": s.activate,
+                }
+                for s in bp.proactive.subscriptions
+            ],
+            "data": [
+                {"id": r.id, "title": r.title, "purpose": r.purpose} for r in bp.data.requirements
+            ],
+            "files": sorted(shown(f) for f in bp.files),
+        }
+
+    # ------------------------------------------------------------------ watching
+
+    async def _watch(self) -> None:
+        while True:
+            await asyncio.sleep(self.poll_seconds)
+            await self.poll()
+
+    async def poll(self) -> list[str]:
+        """Check every buddy's files once; reload the changed ones. Returns their keys."""
+        reloaded: list[str] = []
+        for dev in self.buddies:
+            try:
+                files = dev.watched()
+                if not _changed(dev.snapshot, scan(files)):
+                    continue
+                await asyncio.sleep(SETTLE_SECONDS)
+                files = dev.watched()
+                now = scan(files)
+                changed = _changed(dev.snapshot, now)
+                dev.snapshot = now
+                if changed:
+                    await self._load(dev, changed)
+                    reloaded.append(dev.key)
+            except Exception:  # the watcher must outlive one bad reload
+                log.exception("reloading %s failed", dev.key)
+        return reloaded
+
+    # ------------------------------------------------------------------ (re)loading
+
+    async def _load(self, dev: DevBuddy, changed: list[str]) -> None:
+        """Compile ``dev`` again and, when valid, run the new version instead of the old."""
+        async with self._lock:
+            await self._load_locked(dev, changed)
+
+    async def _load_locked(self, dev: DevBuddy, changed: list[str]) -> None:
+        started = time.monotonic()
+        dev.changed = [shown(f) for f in changed]
+        dev.checked_at = time.time()
+        what = ", ".join(dev.changed[:3]) + (" …" if len(dev.changed) > 3 else "")
+        head = f"{dev.key}: {what} changed — " if changed else f"{dev.key}: "
+        before = dev.snapshot.keys()
+        try:
+            blueprint, issues = await asyncio.to_thread(
+                check, dev.manifest, profile=self.profile, model=self.model_ref
+            )
+        except Exception as exc:  # a file vanished mid-read, say
+            blueprint, issues = None, [Issue(str(dev.manifest), 0, 0, "", "unreadable", str(exc))]
+        if blueprint is None:
+            dev.problems, dev.error = issues, ""
+            self._report_problems(dev, head)
+            self._rewatch(dev, before)
+            return
+        dev.problems = []
+        clash = next(
+            (
+                other
+                for other in self.buddies
+                if other is not dev
+                and other.blueprint is not None
+                and other.blueprint.name == blueprint.name
+            ),
+            None,
+        )
+        if clash is not None:
+            dev.error = f"{clash.key} is also called {blueprint.name}; names must differ"
+            self._report_error(dev, head)
+            return
+        try:
+            model = self._model(blueprint)
+        except ModelConfigError as exc:
+            dev.error = f"{exc} (try --model offline)"
+            self._report_error(dev, head)
+            self._rewatch(dev, before, blueprint)
+            return
+        old = dev.blueprint
+        await self._stop(dev)
+        _purge_plugins()
+        try:
+            await self._launch(dev, blueprint, model)
+        except Exception as exc:
+            dev.error = f"the new version did not start: {exc}"
+            self._report_error(dev, head)
+            if old is not None:
+                with contextlib.suppress(Exception):
+                    await self._launch(dev, old, self._model(old))
+            return
+        dev.error = ""
+        dev.generation += 1
+        dev.loaded_at = time.time()
+        self._rewatch(dev, before, blueprint)
+        seconds = time.monotonic() - started
+        if changed:
+            self._say(f"{head}reloaded in {seconds:.2f} s (version {dev.generation})")
+        else:
+            self._say(
+                f"{dev.key}: running as {dev.identity} (model {dev.model}), "
+                f"watching {len(dev.snapshot)} files"
+            )
+        self._touched(dev)
+
+    def _rewatch(self, dev: DevBuddy, before: Any, blueprint: Blueprint | None = None) -> None:
+        """Add files that became dependencies to the snapshot (as they are now)."""
+        if blueprint is not None:
+            dev.extra_files = {str(f) for f in blueprint.files}
+        fresh = {f for f in dev.watched() if f not in before}
+        dev.snapshot.update(scan(fresh))
+
+    def _report_problems(self, dev: DevBuddy, head: str) -> None:
+        count = len(dev.problems)
+        keeping = (
+            f"still running version {dev.generation}"
+            if dev.server is not None
+            else "nothing running yet"
+        )
+        lines = [f"{head}{count} problem{'s' if count != 1 else ''}; {keeping}:"]
+        for issue in dev.problems:
+            located = Issue(
+                shown(issue.file),
+                issue.line,
+                issue.column,
+                issue.path,
+                issue.code,
+                issue.message,
+                issue.hint,
+            )
+            lines.extend("    " + line for line in str(located).splitlines())
+        self._say("\n".join(lines))
+        self._touched(dev)
+
+    def _report_error(self, dev: DevBuddy, head: str) -> None:
+        keeping = (
+            f"still running version {dev.generation}"
+            if dev.server is not None
+            else "nothing running yet"
+        )
+        self._say(f"{head}{dev.error}; {keeping}")
+        self._touched(dev)
+
+    def _model(self, blueprint: Blueprint) -> Model:
+        if self.model_factory is not None:
+            return self.model_factory(blueprint)
+        from buddy.models.registry import resolve
+
+        return resolve(blueprint.model)
+
+    async def _register(self, name: str) -> dict[str, str]:
+        """The dev platform's tokens of ``name`` (registered once per session)."""
+        if name in self._tokens:
+            return self._tokens[name]
+        assert self._http is not None
+        response = await self._http.post("/dev/buddies", json={"buddy_id": name})
+        if response.status_code == 409:  # registered in an earlier session (--db)
+            response = await self._http.post(f"/dev/buddies/{name}/tokens")
+        response.raise_for_status()
+        tokens: dict[str, str] = response.json()
+        self._tokens[name] = tokens
+        return tokens
+
+    async def _launch(self, dev: DevBuddy, blueprint: Blueprint, model: Model) -> None:
+        tokens = await self._register(blueprint.name)
+        identity = f"{blueprint.name}-dev"
+        client = HttpPlatformClient(self.url, tokens["dev_token"], backoff=Backoff(0.05, 0.5))
+        generation = dev.generation + 1
+
+        def on_event(conversation_id: str, event: AgentEvent) -> None:
+            self.hub.publish(
+                {
+                    "kind": "agent",
+                    "buddy": dev.key,
+                    "identity": identity,
+                    "generation": generation,
+                    "conversation_id": conversation_id,
+                    "type": event.type,
+                    "data": event.data,
+                }
+            )
+
+        server = BuddyServer(
+            Buddy(blueprint, client, model),
+            on_event=on_event,
+            shutdown_deadline=self.shutdown_deadline,
+        )
+        task = asyncio.create_task(server.run())
+        deadline = time.monotonic() + 15
+        while not client.connections and not task.done() and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
+        if task.done():
+            await client.close()
+            task.result()  # raises why it stopped
+            raise RuntimeError("the buddy stopped at once")
+        if not client.connections:
+            await server.stop()
+            task.cancel()
+            raise RuntimeError("the buddy did not connect to the gateway within 15 s")
+        dev.blueprint, dev.server, dev.task = blueprint, server, task
+        dev.model = model.name
+        task.add_done_callback(lambda t: self._ended(dev, t))
+
+    def _ended(self, dev: DevBuddy, task: asyncio.Task[None]) -> None:
+        if dev.task is not task or task.cancelled():
+            return  # stopped on purpose
+        problem = task.exception()
+        dev.server, dev.task = None, None
+        dev.error = f"the buddy stopped: {problem}" if problem else "the buddy stopped"
+        self._say(f"{dev.key}: {dev.error}")
+        self._touched(dev)
+
+    async def _stop(self, dev: DevBuddy) -> None:
+        server, task = dev.server, dev.task
+        dev.server, dev.task = None, None
+        if server is None or task is None:
+            return
+        await server.stop()
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await task
