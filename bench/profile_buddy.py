@@ -94,6 +94,10 @@ def _group(file: str, function: str) -> str:
         "websockets", "jinja2", "jsonschema", "asyncio", "concurrent", "json", "sqlite3",
         "email", "urllib",
     )  # fmt: skip
+    if "importlib" in file or any(
+        name in function for name in ("posix.stat", "_imp.", "builtins.__import__")
+    ):
+        return "import system (httpcore's per-call `import sniffio`, when it is missing)"
     if "/buddy/platform/dev/" in file or "/buddy/platform/protocol/" in file:
         return "buddy dev platform (buddy.platform.dev, protocol models)"
     if "/buddy/platform/" in file:
@@ -106,7 +110,11 @@ def _group(file: str, function: str) -> str:
         if f"/{package}/" in file:
             return package
     if file == "~":
-        return f"C: {function}" if "poll" in function else "C builtins (other)"
+        return (
+            f"C: {function}"
+            if "poll" in function
+            else "C functions (sockets, thread hand-offs, builtins)"
+        )
     return "other Python (stdlib)"
 
 
