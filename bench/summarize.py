@@ -144,7 +144,7 @@ def comparison(groups: dict[Key, list[Row]], subject: str = "buddy") -> list[str
         ("W1 peak RSS MiB", "W1-process", "peak_rss_mb", True),
         ("W2 µs/turn", "W2", "us_per_turn", False),
         ("W2 peak RSS MiB", "W2", "peak_rss_mb", False),
-        ("W3 wall s (C=2000)", "W3", "wall_s", False),
+        ("W3 wall s", "W3", "wall_s", False),
         ("W3 peak RSS MiB", "W3", "peak_rss_mb", False),
         ("W3 RSS Δ KiB/conv", "W3", "rss_delta_kb_per_conv", False),
     ]

@@ -24,7 +24,6 @@ import httpx
 from buddy.errors import ModelError
 from buddy.models.base import (
     Done,
-    Model,
     ModelRequest,
     ModelResponse,
     ReasoningDelta,
@@ -35,11 +34,11 @@ from buddy.models.base import (
     Usage,
 )
 from buddy.models.resilience import (
+    HttpModel,
     cut_stream,
     decode_json,
     malformed,
     open_stream,
-    post_json,
     sse_events,
 )
 
@@ -63,7 +62,7 @@ _RETRYABLE_ERRORS = frozenset(
 )
 
 
-class AnthropicModel(Model):
+class AnthropicModel(HttpModel):
     """A Claude model behind the Messages API.
 
     Sampling settings given here are defaults: a request's own ``temperature``,
@@ -102,37 +101,22 @@ class AnthropicModel(Model):
         top_p: float | None = None,
         headers: Mapping[str, str] | None = None,
     ) -> None:
-        self.model_name = model
-        self.name = f"{provider}:{model}"
         root = base_url.rstrip("/")
         self.url = root + ("/messages" if root.endswith("/v1") else "/v1/messages")
-        self.api_key_env = api_key_env
-        self.timeout = timeout
-        self.temperature = temperature
-        self.max_tokens = max_tokens
-        self.top_p = top_p
-        self._headers = {"anthropic-version": VERSION, **(headers or {})}
+        own = {"anthropic-version": VERSION, **(headers or {})}
         if api_key:
-            self._headers["x-api-key"] = api_key
-        self._http = http
-        self._owns_http = http is None
-
-    async def request(self, request: ModelRequest) -> ModelResponse:
-        """Answer ``request`` in one piece.
-
-        Raises:
-            ModelError: The API refused or failed, or answered malformed JSON.
-        """
-        data = await post_json(
-            self.name,
-            self._client(),
-            self.url,
-            self.body(request, stream=False),
-            headers=self._headers,
-            timeout=self.timeout,
-            key_env=self.api_key_env,
+            own["x-api-key"] = api_key
+        self._init_http(
+            model=model,
+            provider=provider,
+            api_key_env=api_key_env,
+            http=http,
+            timeout=timeout,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            top_p=top_p,
+            headers=own,
         )
-        return self._response(data)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         """Answer ``request`` as a stream of deltas ending with :class:`Done`.
@@ -163,12 +147,6 @@ class AnthropicModel(Model):
             raise cut_stream(self.name, "message_stop")
         yield Done(state.response())
 
-    async def aclose(self) -> None:
-        """Close the HTTP client if this model opened it."""
-        if self._owns_http and self._http is not None:
-            await self._http.aclose()
-            self._http = None
-
     def body(self, request: ModelRequest, *, stream: bool) -> dict[str, Any]:
         """The JSON body for ``request``."""
         max_tokens = request.max_tokens or self.max_tokens or DEFAULT_MAX_TOKENS
@@ -197,11 +175,6 @@ class AnthropicModel(Model):
         if stream:
             body["stream"] = True
         return body
-
-    def _client(self) -> httpx.AsyncClient:
-        if self._http is None:
-            self._http = httpx.AsyncClient()
-        return self._http
 
     def _response(self, data: Any) -> ModelResponse:
         if not isinstance(data, dict):

@@ -22,7 +22,6 @@ import httpx
 from buddy.errors import ModelError
 from buddy.models.base import (
     Done,
-    Model,
     ModelRequest,
     ModelResponse,
     ReasoningDelta,
@@ -33,18 +32,18 @@ from buddy.models.base import (
     Usage,
 )
 from buddy.models.resilience import (
+    HttpModel,
     cut_stream,
     decode_json,
     malformed,
     open_stream,
-    post_json,
     sse_events,
 )
 
 __all__ = ["OpenAIChatModel"]
 
 
-class OpenAIChatModel(Model):
+class OpenAIChatModel(HttpModel):
     """A model behind an OpenAI-compatible ``/chat/completions`` endpoint.
 
     Sampling settings given here are defaults: a request's own ``temperature``,
@@ -87,37 +86,22 @@ class OpenAIChatModel(Model):
         max_tokens_field: str = "max_tokens",
         headers: Mapping[str, str] | None = None,
     ) -> None:
-        self.model_name = model
-        self.name = f"{provider}:{model}"
         self.url = base_url.rstrip("/") + "/chat/completions"
-        self.api_key_env = api_key_env
-        self.timeout = timeout
-        self.temperature = temperature
-        self.max_tokens = max_tokens
-        self.top_p = top_p
         self.max_tokens_field = max_tokens_field
-        self._headers = dict(headers or {})
+        own = dict(headers or {})
         if api_key:
-            self._headers["authorization"] = f"Bearer {api_key}"
-        self._http = http
-        self._owns_http = http is None
-
-    async def request(self, request: ModelRequest) -> ModelResponse:
-        """Answer ``request`` in one piece.
-
-        Raises:
-            ModelError: The provider refused or failed, or answered malformed JSON.
-        """
-        data = await post_json(
-            self.name,
-            self._client(),
-            self.url,
-            self.body(request, stream=False),
-            headers=self._headers,
-            timeout=self.timeout,
-            key_env=self.api_key_env,
+            own["authorization"] = f"Bearer {api_key}"
+        self._init_http(
+            model=model,
+            provider=provider,
+            api_key_env=api_key_env,
+            http=http,
+            timeout=timeout,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            top_p=top_p,
+            headers=own,
         )
-        return self._response(data)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         """Answer ``request`` as a stream of deltas ending with :class:`Done`.
@@ -149,12 +133,6 @@ class OpenAIChatModel(Model):
             raise cut_stream(self.name, "data: [DONE]")
         yield Done(state.response())
 
-    async def aclose(self) -> None:
-        """Close the HTTP client if this model opened it."""
-        if self._owns_http and self._http is not None:
-            await self._http.aclose()
-            self._http = None
-
     def body(self, request: ModelRequest, *, stream: bool) -> dict[str, Any]:
         """The JSON body for ``request``."""
         body: dict[str, Any] = {"model": self.model_name, "messages": messages(request)}
@@ -180,11 +158,6 @@ class OpenAIChatModel(Model):
             body["stream"] = True
             body["stream_options"] = {"include_usage": True}
         return body
-
-    def _client(self) -> httpx.AsyncClient:
-        if self._http is None:
-            self._http = httpx.AsyncClient()
-        return self._http
 
     def _response(self, data: Any) -> ModelResponse:
         if not isinstance(data, dict):

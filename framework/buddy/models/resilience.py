@@ -30,12 +30,84 @@ import httpx
 from buddy.errors import ModelConfigError, ModelError
 from buddy.models.base import Model, ModelRequest, ModelResponse, StreamEvent
 
-__all__ = ["FallbackModel", "RetryingModel", "Sleep", "parse_retry_after"]
+__all__ = [
+    "FallbackModel",
+    "HttpModel",
+    "RetryingModel",
+    "Sleep",
+    "parse_retry_after",
+]
 
 logger = logging.getLogger("buddy.models")
 
 #: What :class:`RetryingModel` waits with: ``asyncio.sleep`` or a test's fake.
 Sleep = Callable[[float], Awaitable[None]]
+
+
+class HttpModel(Model):
+    """What the HTTP providers share: their client, default sampling settings, and a
+    one-piece request. Subclasses build the body, read the answer, and stream."""
+
+    url: str
+
+    def _init_http(
+        self,
+        *,
+        model: str,
+        provider: str,
+        api_key_env: str,
+        http: httpx.AsyncClient | None,
+        timeout: float,
+        temperature: float | None,
+        max_tokens: int | None,
+        top_p: float | None,
+        headers: dict[str, str],
+    ) -> None:
+        self.model_name = model
+        self.name = f"{provider}:{model}"
+        self.api_key_env = api_key_env
+        self.timeout = timeout
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self.top_p = top_p
+        self._headers = headers
+        self._http = http
+        self._owns_http = http is None
+
+    def body(self, request: ModelRequest, *, stream: bool) -> dict[str, Any]:
+        """The request body in the provider's wire format."""
+        raise NotImplementedError
+
+    def _response(self, data: Any) -> ModelResponse:
+        raise NotImplementedError
+
+    def _client(self) -> httpx.AsyncClient:
+        if self._http is None:
+            self._http = httpx.AsyncClient()
+        return self._http
+
+    async def request(self, request: ModelRequest) -> ModelResponse:
+        """Answer ``request`` in one piece.
+
+        Raises:
+            ModelError: The provider refused or failed, or answered malformed JSON.
+        """
+        data = await post_json(
+            self.name,
+            self._client(),
+            self.url,
+            self.body(request, stream=False),
+            headers=self._headers,
+            timeout=self.timeout,
+            key_env=self.api_key_env,
+        )
+        return self._response(data)
+
+    async def aclose(self) -> None:
+        """Close the HTTP client if this model opened it."""
+        if self._owns_http and self._http is not None:
+            await self._http.aclose()
+            self._http = None
 
 
 class RetryingModel(Model):
