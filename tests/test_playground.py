@@ -10,6 +10,7 @@ edit the copy of aunt-tu and put it back.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
 import json
 import os
@@ -90,31 +91,20 @@ def _copy_examples(root: Path) -> None:
     (root / "pyproject.toml").write_text("")
 
 
-@pytest.fixture(scope="module")
-def dev(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dev]:
-    root = tmp_path_factory.mktemp("playground")
-    _copy_examples(root)
-    command = [
-        sys.executable,
-        "-m",
-        "buddy",
-        "dev",
-        "manifests/aunt-tu",
-        "manifests/cardio",
-        "--model",
-        "offline",
-        "--port",
-        "0",
-    ]
+@contextlib.contextmanager
+def running_dev(
+    arguments: list[str], cwd: Path, env: dict[str, str] | None = None
+) -> Iterator[Dev]:
+    """``buddy dev ARGUMENTS --port 0`` running in ``cwd``, stopped with Ctrl-C at the end."""
     process = subprocess.Popen(
-        command,
-        cwd=root,
+        [sys.executable, "-m", "buddy", "dev", *arguments, "--port", "0"],
+        cwd=cwd,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        env={**(env or os.environ), "PYTHONUNBUFFERED": "1"},
     )
-    session = Dev(process, root)
+    session = Dev(process, cwd)
 
     def read() -> None:
         assert process.stdout is not None
@@ -140,6 +130,16 @@ def dev(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dev]:
         if process.stdout is not None:
             process.stdout.close()
     assert process.returncode == 0, session.output()
+
+
+@pytest.fixture(scope="module")
+def dev(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dev]:
+    root = tmp_path_factory.mktemp("playground")
+    _copy_examples(root)
+    with running_dev(
+        ["manifests/aunt-tu", "manifests/cardio", "--model", "offline"], root
+    ) as session:
+        yield session
 
 
 @pytest.fixture(scope="module")

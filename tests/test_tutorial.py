@@ -14,10 +14,8 @@ import json
 import os
 import re
 import shlex
-import signal
 import subprocess
 import sys
-import threading
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -30,7 +28,7 @@ from playwright.sync_api import Browser, expect
 
 from tests import test_playground
 from tests.conftest import REPO
-from tests.test_playground import Dev, new_conversation, send
+from tests.test_playground import Dev, new_conversation, running_dev, send
 
 browser = test_playground.browser  # its Chromium fixture, requested by name below
 
@@ -105,41 +103,8 @@ def _environment() -> dict[str, str]:
 @contextmanager
 def buddy_dev(command: str, cwd: Path) -> Iterator[Dev]:
     """``command`` (``buddy dev …``) running in ``cwd`` on a free port, stopped by Ctrl-C."""
-    args = [sys.executable, "-m", "buddy", *shlex.split(command)[1:], "--port", "0"]
-    process = subprocess.Popen(
-        args,
-        cwd=cwd,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env=_environment(),
-    )
-    dev = Dev(process, cwd)
-
-    def read() -> None:
-        assert process.stdout is not None
-        for line in process.stdout:
-            dev.lines.append(line.rstrip("\n"))
-
-    reader = threading.Thread(target=read, daemon=True)
-    reader.start()
-    try:
-        dev.wait_for_output("playground on ", timeout=30)
-        found = re.search(r"playground on (\S+)", dev.output())
-        assert found is not None
-        dev.url = found.group(1)
+    with running_dev(shlex.split(command)[2:], cwd, _environment()) as dev:
         yield dev
-    finally:
-        process.send_signal(signal.SIGINT)
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        reader.join(timeout=5)
-        if process.stdout is not None:
-            process.stdout.close()
-    assert process.returncode == 0, dev.output()
 
 
 def fire_a_trigger_in_the_page(chromium: Browser, dev: Dev) -> str:
