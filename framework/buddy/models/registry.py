@@ -23,6 +23,7 @@ import asyncio
 import logging
 import os
 from collections.abc import AsyncIterator, Mapping
+from typing import Any
 
 import httpx
 
@@ -132,34 +133,23 @@ def _build(
         raise ModelConfigError(
             spec.ref, f"the API key is missing: set {spec.api_key_env} to use {spec.ref}"
         )
+    common: dict[str, Any] = {
+        "provider": spec.provider,
+        "base_url": spec.base_url,
+        "api_key": api_key,
+        "api_key_env": spec.api_key_env,
+        "http": http,
+        "temperature": spec.temperature,
+        "max_tokens": spec.max_tokens,
+        "top_p": spec.top_p,
+    }
     model: Model
     if spec.api == "openai":
-        model = OpenAIChatModel(
-            spec.name,
-            provider=spec.provider,
-            base_url=spec.base_url,
-            api_key=api_key,
-            api_key_env=spec.api_key_env,
-            http=http,
-            temperature=spec.temperature,
-            max_tokens=spec.max_tokens,
-            top_p=spec.top_p,
-            # OpenAI's own reasoning models refuse max_tokens; compatible servers know
-            # only max_tokens.
-            max_tokens_field="max_completion_tokens" if spec.provider == "openai" else "max_tokens",
-        )
+        # OpenAI's own reasoning models refuse max_tokens; compatible servers know only it.
+        field = "max_completion_tokens" if spec.provider == "openai" else "max_tokens"
+        model = OpenAIChatModel(spec.name, max_tokens_field=field, **common)
     else:
-        model = AnthropicModel(
-            spec.name,
-            provider=spec.provider,
-            base_url=spec.base_url,
-            api_key=api_key,
-            api_key_env=spec.api_key_env,
-            http=http,
-            temperature=spec.temperature,
-            max_tokens=spec.max_tokens,
-            top_p=spec.top_p,
-        )
+        model = AnthropicModel(spec.name, **common)
     return RetryingModel(model, sleep=sleep)
 
 

@@ -545,18 +545,14 @@ async def post_json(
     Raises:
         ModelError: For an error status, a transport failure or a malformed body.
     """
-    try:
-        response = await http.post(
-            url,
-            content=_encode(body),
-            headers=_json_headers(headers),
-            timeout=http_timeout(timeout),
-        )
-    except httpx.HTTPError as exc:
-        raise error_from_transport(model, exc) from exc
-    if response.status_code >= 400:
-        raise error_from_response(model, response, key_env=key_env)
-    return decode_json(model, response.content)
+    async with open_stream(
+        model, http, url, body, headers=headers, timeout=timeout, key_env=key_env
+    ) as response:
+        try:
+            content = await response.aread()
+        except httpx.HTTPError as exc:
+            raise error_from_transport(model, exc) from exc
+    return decode_json(model, content)
 
 
 @contextlib.asynccontextmanager

@@ -153,7 +153,6 @@ class _Session:
     covers_until: float = 0.0
     history: list[Message] = field(default_factory=list)
     turns: int = 0
-    records: list[dict[str, Any]] = field(default_factory=list)
     queue: asyncio.Queue[Event] = field(default_factory=asyncio.Queue)
     last_active: float = field(default_factory=time.monotonic)
     worker: asyncio.Task[None] | None = None
@@ -296,8 +295,8 @@ class BuddyServer:
             session.summary = str(summary["text"])
             after = session.covers_until = float(summary["covers_until"])
         records = await self.client.turns(cid, after)
-        session.records = list(records)[-KEEP_RECENT_TURNS * 3 :]
-        session.history = records_to_messages(session.records, group=session.group)
+        recent = list(records)[-KEEP_RECENT_TURNS * 3 :]
+        session.history = records_to_messages(recent, group=session.group)
         if kind == "private":
             await self._activate_subscriptions(conversation)
         return session
