@@ -45,7 +45,7 @@ import buddy_peer as p
 import httpx
 from _harness import COUNTERS, W3_MODEL_DELAY_S, current_rss_mb, emit, peak_rss_mb
 
-from buddy.platform.client import PlatformClient
+from buddy.platform.api import PlatformClient
 from buddy.testing.local import LocalPlatform, running_buddy
 
 IDENTITY = "bench-agent"  # the manifest's name; its dev token acts as bench-agent-dev

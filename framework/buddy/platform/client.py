@@ -1,14 +1,12 @@
-"""How the runtime talks to a platform: the :class:`PlatformClient` interface and its
-HTTP + websocket implementation for the buddy platform protocol (docs/protocol.md).
+"""The HTTP + websocket implementation of :class:`~buddy.platform.api.PlatformClient` for
+the buddy platform protocol (docs/protocol.md).
 
-The runtime depends only on :class:`PlatformClient`; an adapter for another platform is
-one new module implementing it. Every failure of a call raises
-:class:`~buddy.errors.PlatformError` with the HTTP status and the platform's reason.
+Every failure of a call raises :class:`~buddy.errors.PlatformError` with the HTTP status
+and the platform's reason.
 """
 
 from __future__ import annotations
 
-import abc
 import asyncio
 import contextlib
 import json
@@ -24,115 +22,12 @@ import websockets
 from websockets.asyncio.client import ClientConnection
 
 from buddy.errors import PlatformError, SupersededError
+from buddy.platform.api import Json, PlatformClient
 from buddy.platform.protocol.events import SUPERSEDED_CLOSE_CODE, Event
 
 __all__ = ["Backoff", "HttpPlatformClient", "PlatformClient"]
 
 log = logging.getLogger("buddy.platform.client")
-Json = Any
-
-
-class PlatformClient(abc.ABC):
-    """The operations the runtime needs from a platform.
-
-    Conversation-scoped operations take the conversation id first. Results are the
-    protocol's JSON bodies (dicts and lists), as documented in docs/protocol.md.
-    """
-
-    # -- buddy-level
-    @abc.abstractmethod
-    async def upload_declaration(self, requirements: Sequence[Mapping[str, Any]]) -> Json:
-        """Replace the buddy's data declaration (even with an empty list)."""
-
-    @abc.abstractmethod
-    async def upload_widget_types(self, types: Sequence[Mapping[str, Any]]) -> Json:
-        """Replace the buddy's widget types."""
-
-    @abc.abstractmethod
-    def events(self) -> AsyncIterator[Event]:
-        """The event stream; each event once, in order, across reconnects."""
-
-    @abc.abstractmethod
-    async def ack(self, event_id: str) -> None:
-        """Acknowledge a processed event (delivered again until acknowledged)."""
-
-    def forget(self, event_id: str) -> None:  # noqa: B027 - optional, a no-op by default
-        """Let ``event_id`` be yielded again when redelivered (its processing failed)."""
-
-    @abc.abstractmethod
-    async def close(self) -> None:
-        """Close connections."""
-
-    # -- conversation records
-    @abc.abstractmethod
-    async def conversation_info(self, cid: str) -> Json:
-        """Kind and members of a conversation."""
-
-    @abc.abstractmethod
-    async def commit_turn(self, cid: str, turn: Mapping[str, Any]) -> Json:
-        """Commit one turn's output (idempotent on its event id)."""
-
-    @abc.abstractmethod
-    async def turns(self, cid: str, after: float = 0) -> Json:
-        """Stored turn records, oldest first."""
-
-    @abc.abstractmethod
-    async def put_summary(self, cid: str, text: str, covers_until: float) -> Json:
-        """Store a compaction summary."""
-
-    @abc.abstractmethod
-    async def get_summary(self, cid: str) -> Json | None:
-        """The compaction summary, or ``None``."""
-
-    # -- memory
-    @abc.abstractmethod
-    async def memory_list(self, cid: str) -> Json:
-        """All entries, sorted by key."""
-
-    @abc.abstractmethod
-    async def memory_write(self, cid: str, key: str, text: str) -> Json:
-        """Overwrite one entry."""
-
-    @abc.abstractmethod
-    async def memory_delete(self, cid: str, key: str) -> None:
-        """Delete one entry (absent is fine)."""
-
-    # -- data access
-    @abc.abstractmethod
-    async def data_query(self, cid: str, datasets: list[str], member_id: str | None) -> Json:
-        """One status (and data when available) per dataset."""
-
-    @abc.abstractmethod
-    async def data_request(self, cid: str, request: Mapping[str, Any]) -> Json:
-        """Send a consent card (private chats only)."""
-
-    @abc.abstractmethod
-    async def data_read_result(self, cid: str, request_id: str) -> Json:
-        """A one-time location/calendar result."""
-
-    # -- widgets
-    @abc.abstractmethod
-    async def widget_call(
-        self, cid: str, method: str, path: str, body: Mapping[str, Any] | None = None
-    ) -> Json:
-        """One widget operation: ``path`` relative to ``/internal/v1`` (``widgets/…``, ``messages``)."""
-
-    # -- proactive
-    @abc.abstractmethod
-    async def proactive_subscribe(self, cid: str, key: str, request: Mapping[str, Any]) -> Json:
-        """Create, or update and re-enable, a subscription by key."""
-
-    @abc.abstractmethod
-    async def proactive_list(self, cid: str) -> Json:
-        """All subscriptions of the conversation, closed ones included."""
-
-    @abc.abstractmethod
-    async def proactive_unsubscribe(self, cid: str, key: str) -> bool:
-        """Close one; whether it was found."""
-
-    @abc.abstractmethod
-    async def proactive_unsubscribe_all(self, cid: str) -> int:
-        """Close every active one; how many."""
 
 
 class Backoff:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from buddy.errors import ResourceNotFoundError
-from buddy.platform.client import PlatformClient
+from buddy.platform.api import PlatformClient
 
 __all__ = ["Conversation", "DataAccess", "Memory", "Proactive", "Resources", "Widgets"]
 

@@ -9,18 +9,20 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from buddy.compile.blueprint import Blueprint
 from buddy.errors import PlatformError
 from buddy.models.base import Message, Model
-from buddy.platform.client import PlatformClient
+from buddy.platform.api import PlatformClient
 from buddy.platform.conversation import Resources
-from buddy.platform.protocol.events import Event
 from buddy.runtime.hooks import Hooks
 from buddy.runtime.loop import AgentEvent, AgentLoop, TurnOutcome
 from buddy.runtime.state import RuntimeConversation, TurnState
 from buddy.runtime.tools import build_tools
+
+if TYPE_CHECKING:
+    from buddy.platform.protocol.events import Event
 
 __all__ = ["Agent", "DetachedClient"]
 

@@ -23,7 +23,7 @@ from typing import Any
 from buddy.compile.blueprint import Blueprint
 from buddy.errors import PlatformError, SupersededError
 from buddy.models.base import Message, Model, ToolCall
-from buddy.platform.client import PlatformClient
+from buddy.platform.api import PlatformClient
 from buddy.platform.conversation import Resources
 from buddy.platform.protocol.events import Event
 from buddy.runtime.hooks import Hooks

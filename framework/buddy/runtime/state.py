@@ -14,7 +14,7 @@ from typing import Any
 
 from buddy.compile.blueprint import SubscriptionSpec
 from buddy.errors import ToolError
-from buddy.platform.client import PlatformClient
+from buddy.platform.api import PlatformClient
 from buddy.platform.conversation import (
     Conversation,
     DataAccess,

@@ -16,8 +16,6 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-import jsonschema
-
 from buddy.compile.blueprint import Blueprint, ToolSpec
 from buddy.compile.persona import make_environment
 from buddy.errors import PlatformError, ToolError
@@ -81,10 +79,12 @@ class Tool:
     def validate(self, params: Any) -> str | None:
         """Why ``params`` do not match the parameter schema, or ``None``."""
         if self._validator is None:
+            import jsonschema  # ~50 ms to import: paid on the first call, not at start-up
+
             self._validator = jsonschema.Draft202012Validator(dict(self.parameters))
-        errors = sorted(self._validator.iter_errors(params), key=lambda e: list(e.path))
-        if not errors:
+        if self._validator.is_valid(params):
             return None
+        errors = sorted(self._validator.iter_errors(params), key=lambda e: list(e.path))
         first = errors[0]
         where = "/".join(str(p) for p in first.path) or "(参数)"
         return f"参数不符合要求：{where}: {first.message}"
