@@ -13,7 +13,8 @@ from buddy.errors import BuddyError, Issue, ManifestError, PlatformError, ToolEr
 if TYPE_CHECKING:
     from buddy.capabilities import DATA_ACCESS_CAPABILITIES
     from buddy.compile.blueprint import Blueprint
-    from buddy.compile.compiler import check, load
+    from buddy.compile.cache import load
+    from buddy.compile.compiler import check
     from buddy.runtime.agent import Agent
 
 __version__ = "0.1.0"
@@ -33,7 +34,7 @@ __all__ = [
 ]
 
 _LAZY = {
-    "load": "buddy.compile.compiler",
+    "load": "buddy.compile.cache",
     "check": "buddy.compile.compiler",
     "Blueprint": "buddy.compile.blueprint",
     "DATA_ACCESS_CAPABILITIES": "buddy.capabilities",

@@ -209,6 +209,12 @@ class PersonaRenderer:
         self.files: set[Path] = set()
         self._env = make_environment(self.path, inline, self.files)
 
+    def __reduce__(self) -> tuple[Callable[..., PersonaRenderer], tuple[Any, ...]]:
+        # Pickled by its inputs (for the compiled-buddy cache); the environment is rebuilt.
+        arguments = (self.path, self.template, self.inline)
+        mappings = (dict(self.traits), dict(self.variables), dict(self.buddy))
+        return _restore_renderer, (arguments, mappings, frozenset(self.files))
+
     @property
     def name(self) -> str:
         """The template's name, or ``INLINE_NAME`` for an inline prompt."""
@@ -247,3 +253,17 @@ class PersonaRenderer:
             )
         except (TypeError, OSError):  # pragma: no cover - a loader that cannot list
             return
+
+
+def _restore_renderer(
+    arguments: tuple[tuple[Path, ...], str | None, str | None],
+    mappings: tuple[dict[str, Any], dict[str, Any], dict[str, str]],
+    files: frozenset[Path],
+) -> PersonaRenderer:
+    path, template, inline = arguments
+    traits, variables, buddy = mappings
+    renderer = PersonaRenderer(
+        path=path, template=template, inline=inline, traits=traits, variables=variables, buddy=buddy
+    )
+    renderer.files.update(files)
+    return renderer

@@ -1,0 +1,233 @@
+"""The compiled-buddy cache behind ``buddy.load``: used only while nothing it depends on
+has changed, never stale, never in the way."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import buddy
+from buddy.compile import cache, compiler
+from buddy.errors import ManifestError
+from buddy.models.testing import OfflineModel
+from buddy.runtime.agent import Agent
+from tests.conftest import Write
+
+FILES = {
+    "buddy.yaml": """\
+        name: cached
+        model: test
+        persona:
+          template: companion.md.j2
+          traits: traits/calm.yaml
+          vars: {city: 杭州}
+        tools:
+          - resource_read
+          - name: lookup
+            description: Look a word up.
+            handler: plugins.tools:lookup
+            parameters:
+              type: object
+              properties: {word: {type: string}}
+              required: [word]
+        """,
+    "personas/companion.md.j2": "我是 {{ buddy.name }}，住在{{ city }}，{{ traits.tone }}。\n",
+    "personas/traits/calm.yaml": "tone: 说话慢慢的\n",
+    "plugins/__init__.py": "",
+    "plugins/tools.py": "def lookup(conversation, params):\n    return params['word']\n",
+    "resources/notes.md": "notes\n",
+}
+
+
+class Compiles:
+    """Counts real compiles (the cache answering means no compile)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.count = 0
+        real = compiler.load
+
+        def counted(*args: object, **kwargs: object) -> object:
+            self.count += 1
+            return real(*args, **kwargs)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(compiler, "load", counted)
+
+
+@pytest.fixture
+def compiles(monkeypatch: pytest.MonkeyPatch) -> Compiles:
+    monkeypatch.delenv("BUDDY_NO_CACHE", raising=False)
+    return Compiles(monkeypatch)
+
+
+@pytest.fixture
+def manifest(write: Write) -> Path:
+    return write(FILES)
+
+
+def _edit_keeping_size_and_time(path: Path, old: str, new: str) -> None:
+    """Change a file's content without changing its size or modification time."""
+    assert len(old.encode()) == len(new.encode())
+    info = path.stat()
+    path.write_text(path.read_text(encoding="utf-8").replace(old, new), encoding="utf-8")
+    os.utime(path, ns=(info.st_atime_ns, info.st_mtime_ns))
+
+
+def test_a_second_load_is_answered_from_the_cache(manifest: Path, compiles: Compiles) -> None:
+    """The second load compiles nothing and gives an equivalent, working blueprint."""
+    first = buddy.load(manifest)
+    second = buddy.load(manifest.parent)
+    assert compiles.count == 1
+    assert cache.cache_file(manifest, None, None).is_file()
+    assert second.tools == first.tools
+    assert second.resources == first.resources
+    assert second.files == first.files
+    assert second.persona.files == first.persona.files
+    assert second.persona.render(kind="group") == first.persona.render(kind="group")
+
+
+@pytest.mark.anyio
+async def test_a_cached_blueprint_runs_a_turn(manifest: Path, compiles: Compiles) -> None:
+    """A blueprint read back from the cache runs its plugin tool and renders its persona."""
+    buddy.load(manifest)
+    agent = Agent(buddy.load(manifest), OfflineModel())
+    outcome = await agent.run('/call lookup {"word": "茶"}')
+    assert compiles.count == 1
+    assert outcome.error is None
+    assert "茶" in json.dumps(outcome.steps, ensure_ascii=False), outcome.steps
+
+
+@pytest.mark.parametrize(
+    ("name", "old", "new"),
+    [
+        ("buddy.yaml", "Look a word up.", "Find a word up."),
+        ("personas/companion.md.j2", "住在", "生在"),
+        ("personas/traits/calm.yaml", "慢慢", "轻轻"),
+        ("plugins/tools.py", "params):", "values):"),
+        ("resources/notes.md", "notes", "NOTES"),
+    ],
+)
+def test_a_changed_dependency_is_compiled_again(
+    manifest: Path, compiles: Compiles, name: str, old: str, new: str
+) -> None:
+    """Any edit of a file the buddy depends on recompiles, even with the same size and time."""
+    buddy.load(manifest)
+    _edit_keeping_size_and_time(manifest.parent / name, old, new)
+    buddy.load(manifest)
+    assert compiles.count == 2
+
+
+def test_a_new_file_that_shadows_a_template_is_seen(
+    manifest: Path, write: Write, compiles: Compiles
+) -> None:
+    """A template added earlier on the search path takes over at once (a name-only change)."""
+    assert "杭州" in buddy.load(manifest).persona.render()
+    write({"companion.md.j2": "我换了一个开场白。\n"})  # the buddy's own folder comes first
+    assert buddy.load(manifest).persona.render() == "我换了一个开场白。\n"
+    assert compiles.count == 2
+
+
+def test_a_new_resource_is_indexed(manifest: Path, write: Write, compiles: Compiles) -> None:
+    """A resource file added after the cache was written appears in the index."""
+    assert [r.path for r in buddy.load(manifest).resources] == ["notes.md"]
+    write({"resources/more.md": "more\n"})
+    assert [r.path for r in buddy.load(manifest).resources] == ["more.md", "notes.md"]
+    assert compiles.count == 2
+
+
+def test_a_manifest_broken_after_caching_is_reported(manifest: Path, compiles: Compiles) -> None:
+    """A cache never hides a problem: the broken manifest raises its located error."""
+    buddy.load(manifest)
+    manifest.write_text(manifest.read_text(encoding="utf-8").replace("model: test", "model: 7"))
+    with pytest.raises(ManifestError) as caught:
+        buddy.load(manifest)
+    assert caught.value.issues[0].line == 2
+    assert compiles.count == 2
+
+
+def test_an_invalid_manifest_is_never_cached(write: Write, compiles: Compiles) -> None:
+    """Nothing is written for a buddy with problems."""
+    manifest = write({"buddy.yaml": "name: broken\n"})
+    for _ in range(2):
+        with pytest.raises(ManifestError):
+            buddy.load(manifest)
+    assert compiles.count == 2
+    assert not (manifest.parent / "__pycache__").exists()
+
+
+def test_profiles_and_models_have_their_own_entries(manifest: Path, compiles: Compiles) -> None:
+    """A model override is not answered with the compile of another choice."""
+    assert buddy.load(manifest).model.provider == "test"
+    assert buddy.load(manifest, model="offline").model.provider == "offline"
+    assert buddy.load(manifest).model.provider == "test"
+    assert buddy.load(manifest, model="offline").model.provider == "offline"
+    assert compiles.count == 2
+
+
+@pytest.mark.parametrize("how", ["argument", "environment"])
+def test_the_cache_can_be_switched_off(
+    manifest: Path, compiles: Compiles, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    """``cache=False`` and ``BUDDY_NO_CACHE=1`` compile every time and write nothing."""
+    if how == "environment":
+        monkeypatch.setenv("BUDDY_NO_CACHE", "1")
+    for _ in range(2):
+        buddy.load(manifest, cache=how != "argument")
+    assert compiles.count == 2
+    assert not (manifest.parent / "__pycache__").exists()
+
+
+@pytest.mark.parametrize("content", [b"", b"not a pickle", b"\x80\x05K\x01."])
+def test_a_damaged_cache_is_replaced(manifest: Path, compiles: Compiles, content: bytes) -> None:
+    """A truncated or foreign cache file is ignored and rewritten."""
+    buddy.load(manifest)
+    target = cache.cache_file(manifest, None, None)
+    target.write_bytes(content)
+    buddy.load(manifest)
+    buddy.load(manifest)
+    assert compiles.count == 2
+    assert target.read_bytes() != content
+
+
+def test_an_unwritable_folder_still_loads(
+    manifest: Path, compiles: Compiles, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A read-only checkout compiles every time instead of failing."""
+    (manifest.parent / "__pycache__").write_text("a file where the cache folder would go")
+    buddy.load(manifest)
+    buddy.load(manifest)
+    assert compiles.count == 2
+
+
+@pytest.mark.parametrize(("limit", "cached"), [(100, True), (5, False)])
+def test_a_project_too_large_to_fingerprint_always_compiles(
+    manifest: Path, compiles: Compiles, monkeypatch: pytest.MonkeyPatch, limit: int, cached: bool
+) -> None:
+    """Over ``MAX_FILES`` names under the root, walking could cost more than compiling."""
+    monkeypatch.setattr(cache, "MAX_FILES", limit)
+    buddy.load(manifest)
+    buddy.load(manifest)
+    assert compiles.count == (1 if cached else 2)
+
+
+def test_a_cached_start_imports_no_loader_or_network_stack(manifest: Path) -> None:
+    """``buddy.load`` from the cache plus ``buddy.Agent`` import neither the loader's
+    dependencies nor an HTTP client: that is what makes a restart fast."""
+    heavy = ("pydantic", "yaml", "httpx", "websockets", "jsonschema", "buddy.manifest")
+    code = (
+        "import sys, buddy\n"
+        f"buddy.load({str(manifest)!r})\n"
+        "from buddy.runtime.agent import Agent\n"
+        f"print(sorted(m for m in sys.modules if m.split('.')[0] in {heavy!r}"
+        f" or m.startswith('buddy.manifest')))"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "BUDDY_NO_CACHE"}
+    run = [sys.executable, "-c", code]
+    first = subprocess.run(run, capture_output=True, text=True, check=True, env=env)
+    assert "pydantic" in first.stdout  # the first start compiles
+    second = subprocess.run(run, capture_output=True, text=True, check=True, env=env)
+    assert second.stdout.strip() == "[]"
