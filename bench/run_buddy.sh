@@ -53,6 +53,8 @@ echo "== W1 (whole process: import + build agent), $W1_RUNS runs each" >&2
 "$PY" bench/w1_buddy.py --turn | tee -a "$OUT"
 "$PY" "$TIMER" -n "$W1_RUNS" --label "buddy:W1-process:yaml" -- "$PY" bench/w1_buddy.py | tee -a "$OUT"
 "$PY" "$TIMER" -n "$W1_RUNS" --label "buddy:W1+turn-process:yaml" -- "$PY" bench/w1_buddy.py --turn | tee -a "$OUT"
+# The same with the compiled-buddy cache off: every start compiles the manifest.
+BUDDY_NO_CACHE=1 "$PY" "$TIMER" -n "$W1_RUNS" --label "buddy:W1+turn-process:yaml-nocache" -- "$PY" bench/w1_buddy.py --turn | tee -a "$OUT"
 if [ -n "$PEERS_DIR" ]; then
   for spec in $W1_PEER_SCRIPTS; do
     IFS=: read -r script name variant <<<"$spec"

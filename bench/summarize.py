@@ -138,9 +138,11 @@ def comparison(groups: dict[Key, list[Row]], subject: str = "buddy") -> list[str
             return "—"
         return f"{a / b:.2f}" if a / b >= 0.1 else f"{a / b:.2g}"
 
-    figures = [
+    # by_variant: buddy's `yaml` figure (or the variant named) against the peers' python [yaml]
+    figures: list[tuple[str, str, str, bool | str]] = [
         ("W1 process s (import + build)", "W1-process", "wall_s", True),
         ("W1+turn process s", "W1+turn-process", "wall_s", True),
+        ("W1+turn process s, compiling (no cache)", "W1+turn-process", "wall_s", "yaml-nocache"),
         ("W1 peak RSS MiB", "W1-process", "peak_rss_mb", True),
         ("W2 µs/turn", "W2", "us_per_turn", False),
         ("W2 peak RSS MiB", "W2", "peak_rss_mb", False),
@@ -149,7 +151,14 @@ def comparison(groups: dict[Key, list[Row]], subject: str = "buddy") -> list[str
         ("W3 RSS Δ KiB/conv", "W3", "rss_delta_kb_per_conv", False),
     ]
     for label, workload, key, by_variant in figures:
-        mine = value(workload, subject, "yaml" if by_variant else "", key)
+        mine = value(
+            workload,
+            subject,
+            by_variant if isinstance(by_variant, str) else "yaml" if by_variant else "",
+            key,
+        )
+        if mine is None and isinstance(by_variant, str):
+            continue
         cells = f"| {label} | {fmt(mine)} |"
         for peer in peers:
             if by_variant:
