@@ -308,7 +308,10 @@ class AgentLoop:
             )
             return call, result, raw, read_here
 
-        outcomes = await asyncio.gather(*(one(call) for call in calls))
+        if len(calls) == 1:  # the common case needs no task of its own
+            outcomes = [await one(calls[0])]
+        else:
+            outcomes = await asyncio.gather(*(one(call) for call in calls))
         live: list[Message] = []
         for call, result, raw, read_here in outcomes:
             recorder.result(call, result, raw, read_here=read_here, redact=redact)
@@ -351,9 +354,8 @@ class AgentLoop:
             failed = ToolResult.of(f"{DENIAL_PREFIX}{denied}", is_error=True)
             return failed, failed
         try:
-            result = await asyncio.wait_for(
-                tool.execute(call.id, params, conversation), tool.timeout
-            )
+            async with asyncio.timeout(tool.timeout):  # no extra task, unlike wait_for
+                result = await tool.execute(call.id, params, conversation)
         except TimeoutError:
             result = ToolResult.of(
                 f"工具 {call.name} 超时（{tool.timeout:g} 秒）没有完成", is_error=True
