@@ -330,10 +330,14 @@ class _Compiler:
         if failure.file == INLINE_NAME:
             start = self.doc.blocks.get(named)
             line = max(failure.line, 1)
+            where = ""
             if start is not None:
                 loc = Loc(start.file, start.line + line - 1, start.column)
             else:
-                loc = Loc(at.file, at.line + line - 1, at.column if line == 1 else 1)
+                # A plain or quoted scalar folds its line breaks and may write them as `\n`,
+                # so the prompt's lines are not the file's: point at the value instead.
+                loc = at
+                where = f", line {line}" if line > 1 else ""
             self.issues.append(
                 Issue(
                     loc.file,
@@ -341,7 +345,7 @@ class _Compiler:
                     loc.column,
                     "persona.prompt",
                     failure.code,
-                    f"in the persona prompt: {failure.message}",
+                    f"in the persona prompt{where}: {failure.message}",
                     "",
                 )
             )
@@ -657,8 +661,11 @@ class _Compiler:
         value: str = getattr(self.manifest, field)
         explicit = field in self.doc.data
         base = self.directory_of((field,)) if explicit else self.source.directory
-        folder = (base / value).resolve()
-        if folder.is_dir():
+        try:
+            folder = (base / value).resolve()
+        except ValueError:  # a name no directory can have (a NUL byte): reported missing below
+            folder = base / value
+        if os.path.isdir(folder):  # unlike Path.is_dir, False for a name too long
             return folder
         if explicit:
             self.error(
@@ -827,7 +834,8 @@ def _find_on_path(name: str, path: list[Path]) -> Path | None:
         return None
     for directory in path:
         candidate = directory.joinpath(*parts)
-        if candidate.is_file() and candidate.resolve().is_relative_to(directory.resolve()):
+        # os.path.isfile, unlike Path.is_file, is False (not an error) for a name too long.
+        if os.path.isfile(candidate) and candidate.resolve().is_relative_to(directory.resolve()):
             return candidate
     return None
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+import os
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -58,7 +59,7 @@ def _module_file(base: Path, parts: list[str]) -> Path | None:
         base.joinpath(*parts).with_suffix(".py"),
         base.joinpath(*parts, "__init__.py"),
     ):
-        if candidate.is_file():
+        if os.path.isfile(candidate):  # unlike Path.is_file, False for a name too long
             return candidate
     return None
 

@@ -114,7 +114,10 @@ def _read_chain(path: Path, chain: tuple[Path, ...], source: Source) -> Document
         return loaded
     if not isinstance(extends, str) or not extends:
         return loaded  # the schema reports the wrong type
-    target = (path.parent / extends).resolve()
+    try:
+        target = (path.parent / extends).resolve()
+    except ValueError:  # a name no file can have (a NUL byte): reported missing below
+        target = path.parent / extends
     here = (*chain, path.resolve())
     if target in here:
         start = here[0].parent
@@ -139,7 +142,7 @@ def _read_chain(path: Path, chain: tuple[Path, ...], source: Source) -> Document
             )
         )
         return None
-    if not target.is_file():
+    if not os.path.isfile(target):  # unlike Path.is_file, False for a name too long
         source.issues.append(
             issue_at(
                 loaded,

@@ -356,7 +356,34 @@ def canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
 
 
+def _non_string_key(value: Any, where: str = "") -> tuple[str, Any] | None:
+    """The first mapping key inside ``value`` that is not a string, and where it is.
+
+    JSON has only string keys; YAML also has numbers and dates (``1:``, ``2026-01-05:``).
+    """
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                return where or "(root)", key
+            found = _non_string_key(item, f"{where}/{key}" if where else key)
+            if found is not None:
+                return found
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found = _non_string_key(item, f"{where}/{index}" if where else str(index))
+            if found is not None:
+                return found
+    return None
+
+
 def _check_object_schema(value: dict[str, Any]) -> dict[str, Any]:
+    bad_key = _non_string_key(value)
+    if bad_key is not None:
+        raise PydanticCustomError(
+            "tool-schema",
+            "parameters is not a valid JSON Schema at {where}: the key `{key}` is not a string",
+            {"where": bad_key[0], "key": str(bad_key[1]), "hint": "quote the key"},
+        )
     problem = schema_problem(canonical_json(value))
     if problem is not None:
         where = "/".join(str(p) for p in problem[0]) or "(root)"

@@ -9,6 +9,8 @@ Rules (why: a buddy.yaml is config a reviewer reads, not a program):
   (``22:30`` is the string ``"22:30"``, not 1350) and no implicit octal.
 * Duplicate mapping keys are errors (PyYAML keeps the last one silently).
 * Alias expansion is bounded, so a "billion laughs" document is refused at once.
+* Nesting is bounded (:data:`MAX_DEPTH` levels, aliases expanded), so a deep document
+  is a located issue rather than a ``RecursionError``.
 * Files larger than :data:`MAX_FILE_BYTES` are refused before parsing.
 """
 
@@ -27,6 +29,7 @@ from buddy.errors import Issue
 
 __all__ = [
     "MAX_ALIAS_EXPANSION",
+    "MAX_DEPTH",
     "MAX_FILE_BYTES",
     "Document",
     "Loc",
@@ -39,6 +42,11 @@ __all__ = [
 
 MAX_FILE_BYTES = 1024 * 1024
 MAX_ALIAS_EXPANSION = 10_000
+# Far deeper than any manifest or JSON Schema needs, and far from Python's recursion limit
+# (composing, building and validating recurse a few frames per level).
+MAX_DEPTH = 64
+_DEPTH_MESSAGE = f"the document nests more than {MAX_DEPTH} levels deep"
+_DEPTH_HINT = "flatten the structure"
 
 YamlPath = tuple[str | int, ...]
 
@@ -105,8 +113,17 @@ class _Resolver(yaml.resolver.BaseResolver):
     yaml_implicit_resolvers = {}  # noqa: RUF012 - PyYAML's own class-level table, replaced
 
 
+class _DepthError(yaml.composer.ComposerError):
+    """The document nests deeper than :data:`MAX_DEPTH` (raised while composing)."""
+
+
 class _Composer(yaml.composer.Composer):
-    """PyYAML's composer, except that a use of an anchor stays visible as an ``_Alias``."""
+    """PyYAML's composer, except that a use of an anchor stays visible as an ``_Alias``.
+
+    It also stops at nesting deeper than :data:`MAX_DEPTH`: it recurses once per level.
+    """
+
+    depth = 0
 
     def compose_node(self, parent: Node | None, index: Any) -> Node | None:
         if self.check_event(AliasEvent):  # type: ignore[attr-defined]
@@ -114,7 +131,14 @@ class _Composer(yaml.composer.Composer):
             target = super().compose_node(parent, index)
             assert target is not None
             return _Alias(target, mark)  # type: ignore[return-value]
-        return super().compose_node(parent, index)
+        if self.depth >= MAX_DEPTH:
+            mark = self.peek_event().start_mark  # type: ignore[attr-defined]
+            raise _DepthError(_DEPTH_HINT, None, _DEPTH_MESSAGE, mark)  # context: the hint
+        self.depth += 1
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self.depth -= 1
 
 
 if yaml.__with_libyaml__:
@@ -164,6 +188,10 @@ _resolver(
 )
 
 
+# What YAML counts as a line break (as the parser's marks do).
+_LINE_BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
+
+
 class ParseError(Exception):
     """A file that is not plain YAML; :attr:`issue` says where and why."""
 
@@ -197,6 +225,9 @@ class _Builder:
             if not stack:
                 self.alias_mark = node.mark
             return self.build(node.target, path, (*stack, id(node.target)))
+        if len(path) >= MAX_DEPTH:  # reachable only through aliases: composing stops earlier
+            mark = self.alias_mark if stack else node.start_mark
+            raise self.fail(mark, "yaml-depth-limit", _DEPTH_MESSAGE, _DEPTH_HINT)
         if stack:
             self.expanded += 1
             if self.expanded > MAX_ALIAS_EXPANSION:
@@ -285,16 +316,21 @@ class _Builder:
                 raise self.fail(
                     node.start_mark, "yaml-syntax", f"{text!r} is not a number"
                 ) from None
+        if not self.constructor.timestamp_regexp.match(text):  # e.g. `!!timestamp soon`
+            raise self.fail(node.start_mark, "yaml-syntax", f"{text!r} is not a timestamp")
         try:
             return self.constructor.construct_yaml_timestamp(node)
         except ValueError as exc:
             raise self.fail(node.start_mark, "yaml-syntax", f"invalid timestamp: {exc}") from None
 
     def _block_start(self, node: ScalarNode) -> Loc:
-        for index in range(node.start_mark.line + 1, len(self.lines)):
+        # The text starts on the line after the `|` or `>` header, even when that line is
+        # blank; the first line with text gives the indentation.
+        first = node.start_mark.line + 1
+        for index in range(first, len(self.lines)):
             line = self.lines[index]
             if line.strip():
-                return Loc(self.doc.file, index + 1, len(line) - len(line.lstrip(" ")) + 1)
+                return Loc(self.doc.file, first + 1, len(line) - len(line.lstrip(" ")) + 1)
         return self.loc(node.start_mark)  # pragma: no cover - empty block
 
 
@@ -316,12 +352,16 @@ def parse_document(text: str, file: str, *, allow_list: bool = False) -> Documen
         mark = exc.problem_mark or exc.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
         problem = exc.problem or "invalid YAML"
-        if "could not determine a constructor" in problem or "tag" in problem:
+        if isinstance(exc, _DepthError):
+            code = "yaml-depth-limit"
+        elif "could not determine a constructor" in problem or "tag" in problem:
             code = "yaml-tag"
         else:
             code = "yaml-syntax"
         hint = exc.context or ""
         raise ParseError(Issue(file, line, col, "", code, f"YAML: {problem}", hint)) from None
+    except yaml.reader.ReaderError as exc:  # a character YAML refuses anywhere, e.g. NUL
+        raise ParseError(_bad_character(text, file, exc.character)) from None
     finally:
         loader.dispose()
     builder = _Builder(file, text.splitlines())
@@ -338,6 +378,22 @@ def parse_document(text: str, file: str, *, allow_list: bool = False) -> Documen
         )
     builder.doc.data = data
     return builder.doc
+
+
+def _bad_character(text: str, file: str, character: int | str) -> Issue:
+    code = character if isinstance(character, int) else ord(character[:1] or "\0")
+    # The reader stops at the first character it refuses, so that is its first occurrence
+    # (its own position counts UTF-8 bytes with libyaml, characters without).
+    before = _LINE_BREAK.split(text[: max(text.find(chr(code)), 0)])
+    return Issue(
+        file,
+        len(before),
+        len(before[-1]) + 1,
+        "",
+        "yaml-syntax",
+        f"YAML: the character U+{code:04X} is not allowed in a YAML file",
+        f'remove it, or write it as an escape inside double quotes: "\\u{code:04x}"',
+    )
 
 
 def load_document(
