@@ -73,8 +73,12 @@ def _locate(module: str, roots: list[Path]) -> tuple[Path, Path | None] | Handle
     if parts[0] == "plugins":
         for root in roots:
             file = _module_file(root, parts)
-            # A symlink may not lead out of the plugins folder.
-            if file is not None and _inside(file, root / "plugins"):
+            # A symlink may not lead out of the plugins folder, nor the folder out of the root.
+            if (
+                file is not None
+                and _inside(file, root / "plugins")
+                and _inside(root / "plugins", root)
+            ):
                 return file, root
         where = " or ".join(str(r / "plugins") for r in roots)
         return HandlerProblem(

@@ -5,12 +5,23 @@ undefined name is an error, never an empty string) and autoescape off (prompts a
 HTML). Names are looked up on a search path: the buddy's directory, then every
 ``personas/`` directory from there up to the project root, then installed template packs
 (entry-point group ``buddy.personas``).
+
+The sandbox stops templates from reaching Python internals; on top of it every render
+has a budget, because a manifest under review must not be able to hang ``buddy
+validate`` or the runtime: at most :data:`RENDER_STEPS_MAX` loop iterations and calls
+(nested ``range`` loops, recursive macros), :data:`RENDER_SECONDS_MAX` seconds, no
+string or list longer than :data:`VALUE_CHARS_MAX` made by ``*``, ``+`` or ``~``, no
+integer power over :data:`POWER_BITS_MAX` bits (Jinja would fold a constant one while
+compiling), and at most :data:`VALUE_CHARS_MAX` characters of output. Template files
+that are symlinks leading out of the search path are not served.
 """
 
 from __future__ import annotations
 
+import time
 import types
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, timezone
 from functools import cache
@@ -18,12 +29,21 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+from jinja2 import nodes
+from jinja2.exceptions import SecurityError
+from jinja2.runtime import Context
 from jinja2.sandbox import SandboxedEnvironment
+from jinja2.utils import generate_lorem_ipsum
+from jinja2.visitor import NodeTransformer
 
 __all__ = [
     "EXAMPLE_NOW",
     "INLINE_NAME",
+    "POWER_BITS_MAX",
+    "RENDER_SECONDS_MAX",
+    "RENDER_STEPS_MAX",
     "RESERVED_NAMES",
+    "VALUE_CHARS_MAX",
     "PersonaRenderer",
     "TemplateFailure",
     "find_project_root",
@@ -36,6 +56,10 @@ RESERVED_NAMES = ("traits", "buddy", "conversation", "now")
 # The instant `validate` and `render` use for `now`, so their output is reproducible.
 EXAMPLE_NOW = datetime(2026, 1, 5, 9, 0, tzinfo=timezone(timedelta(hours=8)))
 _ROOT_MARKERS = (".git", "pyproject.toml")
+RENDER_STEPS_MAX = 100_000  # loop iterations and calls in one render
+RENDER_SECONDS_MAX = 5.0  # a backstop; a persona renders in milliseconds
+VALUE_CHARS_MAX = 1_000_000  # a string or list built by an operator, and the output
+POWER_BITS_MAX = 16_384  # about 4,900 decimal digits (Python prints at most 4,300)
 
 
 def find_project_root(start: Path) -> Path:
@@ -88,11 +112,15 @@ class _Loader(jinja2.FileSystemLoader):
     def __init__(self, searchpath: Sequence[Path], seen: set[Path]) -> None:
         super().__init__([str(p) for p in searchpath], encoding="utf-8", followlinks=False)
         self.seen = seen
+        self.roots = tuple(Path(p).resolve() for p in searchpath)
 
     def get_source(
         self, environment: jinja2.Environment, template: str
     ) -> tuple[str, str, Callable[[], bool]]:
         source, filename, uptodate = super().get_source(environment, template)
+        # Names cannot contain `..` (Jinja refuses them), but a symlink could lead out.
+        if not any(Path(filename).resolve().is_relative_to(root) for root in self.roots):
+            raise jinja2.TemplateNotFound(template)
         self.seen.add(Path(filename))
         return source, filename, uptodate
 
@@ -126,6 +154,148 @@ class _MemoryBytecodeCache(jinja2.BytecodeCache):
 _BYTECODE = _MemoryBytecodeCache()
 
 
+class _Budget:
+    """What one render may still spend."""
+
+    def __init__(self) -> None:
+        self.steps = RENDER_STEPS_MAX
+        self.deadline = time.monotonic() + RENDER_SECONDS_MAX
+
+    def spend(self) -> None:
+        self.steps -= 1
+        if self.steps < 0:
+            raise SecurityError(
+                f"the template ran more than {RENDER_STEPS_MAX} steps (loop iterations "
+                "and calls); a persona must render quickly"
+            )
+        if time.monotonic() > self.deadline:
+            raise SecurityError(f"the template ran longer than {RENDER_SECONDS_MAX:g} seconds")
+
+
+_BUDGET: ContextVar[_Budget | None] = ContextVar("buddy_template_budget", default=None)
+
+
+def _spend() -> None:
+    budget = _BUDGET.get()
+    if budget is not None:
+        budget.spend()
+
+
+def _check_size(value: Any, what: str) -> Any:
+    if isinstance(value, str | list | tuple) and len(value) > VALUE_CHARS_MAX:
+        raise SecurityError(
+            f"{what} would be {len(value)} characters or items long; the limit is {VALUE_CHARS_MAX}"
+        )
+    return value
+
+
+class _Guard(NodeTransformer):
+    """Routes every loop's items and every ``~`` through the environment's checks.
+
+    The checks are read as ``environment.<name>``, which template code cannot rebind.
+    """
+
+    def visit_For(self, node: nodes.For) -> nodes.Node:
+        self.generic_visit(node)
+        node.iter = nodes.Call(
+            nodes.EnvironmentAttribute("budgeted_items"), [node.iter], [], None, None
+        )
+        return node
+
+    def visit_Concat(self, node: nodes.Concat) -> nodes.Node:
+        self.generic_visit(node)
+        return nodes.Call(nodes.EnvironmentAttribute("sized_concat"), [node], [], None, None)
+
+
+class _BudgetedTemplate(jinja2.Template):
+    def render(self, *args: Any, **kwargs: Any) -> str:
+        """Render within a fresh :class:`_Budget`, refusing output over the size limit."""
+        context = self.new_context(dict(*args, **kwargs))
+        token = _BUDGET.set(_Budget())
+        try:
+            parts: list[str] = []
+            size = 0
+            for part in self.root_render_func(context):
+                size += len(part)
+                if size > VALUE_CHARS_MAX:
+                    raise SecurityError(
+                        f"the template's output is over {VALUE_CHARS_MAX} characters"
+                    )
+                parts.append(part)
+            return "".join(parts)
+        except Exception:
+            self.environment.handle_exception()  # re-raised, with template line numbers
+        finally:
+            _BUDGET.reset(token)
+
+
+def _lipsum(n: int = 5, html: bool = True, min: int = 20, max: int = 100) -> str:
+    if n > 100 or max > 1000:
+        raise SecurityError("lipsum is limited to 100 paragraphs of at most 1000 words")
+    return generate_lorem_ipsum(n, html, min, max)
+
+
+class _BudgetedEnvironment(SandboxedEnvironment):
+    """The sandbox, with the per-render budget described in the module docstring."""
+
+    template_class = _BudgetedTemplate
+    # Intercepted operators are also never folded into constants while compiling.
+    intercepted_binops = frozenset({"*", "**", "+"})
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self.globals["lipsum"] = _lipsum
+
+    def _generate(
+        self,
+        source: nodes.Template,
+        name: str | None,
+        filename: str | None,
+        defer_init: bool = False,
+    ) -> str:
+        # Jinja's documented hook between parsing and code generation.
+        guarded = _Guard().visit(source)
+        return super()._generate(guarded, name, filename, defer_init)
+
+    def call(self, context: Context, obj: Any, /, *args: Any, **kwargs: Any) -> Any:
+        """Every call made by template code (functions, methods, macros) is a step."""
+        _spend()
+        return super().call(context, obj, *args, **kwargs)
+
+    def call_binop(self, context: Context, operator: str, left: Any, right: Any) -> Any:
+        """``*``, ``**`` and ``+``, refused when the result would be huge."""
+        if operator == "**" and isinstance(left, int) and isinstance(right, int):
+            bits = abs(left).bit_length() * right if abs(left) > 1 else 0
+            if bits > POWER_BITS_MAX:
+                raise SecurityError(
+                    f"{left} ** {right} would have about {bits} bits; the limit is {POWER_BITS_MAX}"
+                )
+        elif operator == "*":
+            sequence, count = (right, left) if isinstance(left, int) else (left, right)
+            if (
+                isinstance(sequence, str | list | tuple)
+                and isinstance(count, int)
+                and len(sequence) * count > VALUE_CHARS_MAX
+            ):
+                raise SecurityError(
+                    f"repeating {len(sequence)} items {count} times would make "
+                    f"{len(sequence) * count}; the limit is {VALUE_CHARS_MAX}"
+                )
+        result = super().call_binop(context, operator, left, right)
+        return _check_size(result, f"the result of {operator}")
+
+    def budgeted_items(self, iterable: Iterable[Any]) -> Iterator[Any]:
+        """A loop's items, each one a step of the render's budget."""
+        for item in iterable:
+            _spend()
+            yield item
+
+    def sized_concat(self, value: str) -> str:
+        """The result of ``~``, refused when it is over the size limit."""
+        checked: str = _check_size(value, "the result of ~")
+        return checked
+
+
 def make_environment(
     path: Sequence[Path], inline: str | None = None, seen: set[Path] | None = None
 ) -> SandboxedEnvironment:
@@ -139,7 +309,7 @@ def make_environment(
                 lambda name: (inline, INLINE_NAME, lambda: True) if name == INLINE_NAME else None
             ),
         )
-    return SandboxedEnvironment(
+    return _BudgetedEnvironment(
         loader=jinja2.ChoiceLoader(loaders),
         undefined=jinja2.StrictUndefined,
         autoescape=False,

@@ -11,13 +11,20 @@ from __future__ import annotations
 import abc
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
 
 if TYPE_CHECKING:
     from buddy.platform.protocol.events import Event
 
-__all__ = ["Json", "PlatformClient"]
+__all__ = ["Json", "PlatformClient", "path_segment"]
 
 Json = Any
+
+
+def path_segment(value: str) -> str:
+    """``value`` as one URL path segment of a protocol path. Dots are encoded too: an id or
+    key such as ``..`` would otherwise be resolved by the HTTP client into another endpoint."""
+    return quote(value, safe="").replace(".", "%2E")
 
 
 class PlatformClient(abc.ABC):

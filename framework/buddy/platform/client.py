@@ -15,14 +15,13 @@ import random
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
-from urllib.parse import quote
 
 import httpx
 import websockets
 from websockets.asyncio.client import ClientConnection
 
 from buddy.errors import PlatformError, SupersededError
-from buddy.platform.api import Json, PlatformClient
+from buddy.platform.api import Json, PlatformClient, path_segment
 from buddy.platform.protocol.events import SUPERSEDED_CLOSE_CODE, Event
 
 __all__ = ["Backoff", "HttpPlatformClient", "PlatformClient"]
@@ -50,10 +49,6 @@ class Backoff:
     def reset(self) -> None:
         """After a success: start again from the smallest delay."""
         self.attempt = 0
-
-
-def _key(key: str) -> str:
-    return quote(key, safe="")
 
 
 class HttpPlatformClient(PlatformClient):
@@ -171,11 +166,11 @@ class HttpPlatformClient(PlatformClient):
 
     async def memory_write(self, cid: str, key: str, text: str) -> Json:
         return await self._call(
-            "PUT", f"/internal/v1/memory/{_key(key)}", cid=cid, body={"text": text}
+            "PUT", f"/internal/v1/memory/{path_segment(key)}", cid=cid, body={"text": text}
         )
 
     async def memory_delete(self, cid: str, key: str) -> None:
-        await self._call("DELETE", f"/internal/v1/memory/{_key(key)}", cid=cid)
+        await self._call("DELETE", f"/internal/v1/memory/{path_segment(key)}", cid=cid)
 
     async def data_query(self, cid: str, datasets: list[str], member_id: str | None) -> Json:
         body: dict[str, Any] = {"datasets": datasets}
@@ -190,7 +185,7 @@ class HttpPlatformClient(PlatformClient):
 
     async def data_read_result(self, cid: str, request_id: str) -> Json:
         return await self._call(
-            "GET", f"/internal/v1/data-access/results/{_key(request_id)}", cid=cid
+            "GET", f"/internal/v1/data-access/results/{path_segment(request_id)}", cid=cid
         )
 
     async def widget_call(
@@ -200,7 +195,10 @@ class HttpPlatformClient(PlatformClient):
 
     async def proactive_subscribe(self, cid: str, key: str, request: Mapping[str, Any]) -> Json:
         return await self._call(
-            "PUT", f"/internal/v1/proactive/subscriptions/{_key(key)}", cid=cid, body=request
+            "PUT",
+            f"/internal/v1/proactive/subscriptions/{path_segment(key)}",
+            cid=cid,
+            body=request,
         )
 
     async def proactive_list(self, cid: str) -> Json:
@@ -210,7 +208,7 @@ class HttpPlatformClient(PlatformClient):
 
     async def proactive_unsubscribe(self, cid: str, key: str) -> bool:
         found = await self._call(
-            "DELETE", f"/internal/v1/proactive/subscriptions/{_key(key)}", cid=cid
+            "DELETE", f"/internal/v1/proactive/subscriptions/{path_segment(key)}", cid=cid
         )
         return bool(found["found"])
 

@@ -277,7 +277,11 @@ async def rotate_tokens(request: Request, buddy_id: str) -> BuddyCreated:
         if not changed:
             raise Reject(404, "buddy_not_found", f"no buddy {buddy_id}")
 
-    await platform_of(request).store.write(update)
+    platform = platform_of(request)
+    await platform.store.write(update)
+    gateway = platform.extras.get("gateway")
+    if gateway is not None:  # a connection made with an old token stops at once too
+        gateway.revoke(buddy_id)
     return rotated
 
 

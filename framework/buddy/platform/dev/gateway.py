@@ -1,7 +1,7 @@
 """The websocket gateway: events out to the buddy process, acknowledgements back.
 
 One connection per identity. A newer connection supersedes the older, which is told why
-and closed (code 4001). Events are stored before they are sent and marked when
+and closed (code 4001); new tokens for a buddy close its connections (code 4401). Events are stored before they are sent and marked when
 acknowledged; everything unacknowledged is sent again, in order, on the next connection —
 delivery is at-least-once, and the buddy dedupes on the event id.
 """
@@ -34,6 +34,7 @@ class _Session:
         self.id = new_id("sess")
         self.wake = asyncio.Event()
         self.superseded: str | None = None
+        self.revoked = False
         self.last_sent = 0
 
 
@@ -50,6 +51,14 @@ class Gateway:
         session = self.sessions.get(identity)
         if session is not None:
             session.wake.set()
+
+    def revoke(self, buddy_id: str) -> None:
+        """The buddy's tokens were replaced: close the connections made with the old ones."""
+        for name in (buddy_id, f"{buddy_id}-dev"):
+            session = self.sessions.get(name)
+            if session is not None:
+                session.revoked = True
+                session.wake.set()
 
     def connected(self, identity: str) -> bool:
         """Whether ``identity`` has a live connection."""
@@ -113,6 +122,9 @@ class Gateway:
             while True:
                 # Cleared before reading, so an event stored meanwhile wakes the next round.
                 session.wake.clear()
+                if session.revoked:
+                    await websocket.close(code=_UNAUTHORIZED_CLOSE_CODE, reason="token replaced")
+                    return
                 if session.superseded is not None:
                     await websocket.send_json({"type": "supersede", "reason": session.superseded})
                     await websocket.close(code=SUPERSEDED_CLOSE_CODE, reason="superseded")

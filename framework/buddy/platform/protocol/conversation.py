@@ -183,9 +183,24 @@ class MessageOut(BaseModel):
 
 
 class NewBuddy(Wire):
-    """``POST /dev/buddies``."""
+    """``POST /dev/buddies``.
+
+    An id may not end in ``-dev``: ``<buddyId>-dev`` is the dev identity of ``<buddyId>``,
+    and a buddy registered as ``aunt-tu-dev`` would otherwise see aunt-tu's dev data.
+    """
 
     buddy_id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]{0,62}$")
+
+    @model_validator(mode="after")
+    def _not_a_dev_identity(self) -> NewBuddy:
+        if self.buddy_id.endswith("-dev"):
+            raise PydanticCustomError(
+                "dev_suffix",
+                "buddy_id {buddy_id} ends in -dev, which names the dev identity of buddy "
+                "{base}; choose an id that does not end in -dev",
+                {"buddy_id": self.buddy_id, "base": self.buddy_id.removesuffix("-dev")},
+            )
+        return self
 
 
 class BuddyCreated(BaseModel):

@@ -9,6 +9,7 @@ cover image) shown on the cards sent into the chat.
 
 from __future__ import annotations
 
+import json
 import math
 from typing import Annotated, Any
 
@@ -21,6 +22,7 @@ from buddy.platform.protocol.memory import valid_unicode
 __all__ = [
     "IDEMPOTENCY_KEY_CHARS",
     "MEDIA_ID_CHARS",
+    "RECORD_DATA_BYTES",
     "RECORD_DEPTH_MAX",
     "RECORD_ID_CHARS",
     "SCHEMA_DEPTH_MAX",
@@ -59,6 +61,9 @@ RECORD_ID_CHARS = 128
 # recursion limit (a record schema nests about two levels per record level).
 RECORD_DEPTH_MAX = 32
 SCHEMA_DEPTH_MAX = 64
+# One record's data as compact UTF-8 JSON: a record is one item of a panel, and a
+# buddy must not be able to fill the platform's storage through one write.
+RECORD_DATA_BYTES = 64 * 1024
 
 
 def json_problem(value: Any, depth_max: int) -> str | None:
@@ -100,6 +105,11 @@ def _record_data(value: dict[str, Any]) -> dict[str, Any]:
     problem = json_problem(value, RECORD_DEPTH_MAX)
     if problem is not None:
         raise ValueError(f"record data {problem}")
+    size = len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode())
+    if size > RECORD_DATA_BYTES:
+        raise ValueError(
+            f"record data is {size} bytes as UTF-8 JSON; the limit is {RECORD_DATA_BYTES}"
+        )
     return value
 
 
