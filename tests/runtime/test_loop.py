@@ -207,7 +207,7 @@ async def test_turn_commits_retry_transient_platform_failures(
     from buddy.runtime import server as server_module
     from buddy.runtime.agent import DetachedClient
 
-    monkeypatch.setattr(server_module, "COMMIT_BACKOFF", 0.001)
+    monkeypatch.setattr(server_module, "PLATFORM_BACKOFF", 0.001)
     blueprint, _ = loop_parts
     failures = [PlatformError(503, "busy"), PlatformError(0, "unreachable")]
 
@@ -220,4 +220,9 @@ async def test_turn_commits_retry_transient_platform_failures(
     server = server_module.BuddyServer(server_module.Buddy(blueprint, Flaky(), TestModel()))
     assert await server._commit("c", {"event_id": "e"}) == {"status": "committed"}
     failures.extend([PlatformError(400, "bad")])
-    assert await server._commit("c", {"event_id": "e"}) is None  # a 4xx is not retried
+    with pytest.raises(PlatformError, match="bad"):  # a 4xx is not retried
+        await server._commit("c", {"event_id": "e"})
+    failures.extend([PlatformError(503, "busy")] * server_module.PLATFORM_ATTEMPTS)
+    with pytest.raises(PlatformError, match="busy"):  # nor is the last transient failure
+        await server._commit("c", {"event_id": "e"})
+    assert not failures

@@ -57,10 +57,18 @@ class HttpPlatformClient(PlatformClient):
     Args:
         base_url: The platform, e.g. ``http://127.0.0.1:8700``.
         token: The buddy's bearer token (a dev token acts as ``<buddyId>-dev``).
-        http: An ``httpx.AsyncClient`` to use (tests pass one with an ASGI transport).
-        timeout: Seconds per HTTP request.
+        http: An ``httpx.AsyncClient`` to use (tests pass one with an ASGI transport);
+            ``timeout``, ``connections`` and ``pool_timeout`` apply only to the one made
+            when none is given.
+        timeout: Seconds the platform has to accept a connection and to answer a request.
+        connections: Requests in flight to the platform at most (and HTTP connections
+            open to it), shared by every conversation; the others wait their turn.
+        pool_timeout: Seconds a request may wait for a free connection (``None``: no
+            limit). Separate from ``timeout``: the wait says how busy this process is,
+            not how slow the platform is, and every request holding a connection is
+            itself bounded by ``timeout``, so the queue always moves.
         backoff: Reconnect delays of the gateway.
-        remember: How many processed event ids are kept to drop redeliveries.
+        remember: How many event ids are kept to drop redeliveries.
     """
 
     def __init__(
@@ -70,15 +78,30 @@ class HttpPlatformClient(PlatformClient):
         *,
         http: httpx.AsyncClient | None = None,
         timeout: float = 15.0,
+        connections: int = 100,
+        pool_timeout: float | None = None,
         backoff: Backoff | None = None,
         remember: int = 10_000,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.token = token
-        self._http = http or httpx.AsyncClient(base_url=self.base_url, timeout=timeout)
+        self._http = http or httpx.AsyncClient(
+            base_url=self.base_url,
+            timeout=httpx.Timeout(timeout, pool=pool_timeout),
+            # Every connection may stay open between requests: a burst of conversations
+            # otherwise closes and reopens most of them on each request.
+            limits=httpx.Limits(max_connections=connections, max_keepalive_connections=connections),
+        )
         self._own_http = http is None
+        # Requests wait for a connection here rather than inside httpx: httpcore's pool
+        # looks at every queued request on each of its operations, so thousands of requests
+        # queued there cost quadratic CPU (most of a C=2000 run's time, profiled).
+        self._slots = asyncio.Semaphore(connections)
+        self._pool_timeout = pool_timeout
         self.backoff = backoff or Backoff()
-        self._seen: OrderedDict[str, None] = OrderedDict()
+        # Event id → whether it was acknowledged; the ids not yet acknowledged are the
+        # ones being processed here.
+        self._seen: OrderedDict[str, bool] = OrderedDict()
         self._remember = remember
         self._socket: ClientConnection | None = None
         self._unsent_acks: list[str] = []
@@ -102,6 +125,13 @@ class HttpPlatformClient(PlatformClient):
         if cid is not None:
             headers["X-Conversation-Id"] = cid
         try:
+            async with asyncio.timeout(self._pool_timeout):
+                await self._slots.acquire()
+        except TimeoutError as exc:
+            raise PlatformError(
+                0, f"no free connection to the platform within {self._pool_timeout:g}s"
+            ) from exc
+        try:
             response = await self._http.request(
                 method, f"{self.base_url}{path}", headers=headers, json=body, params=params
             )
@@ -110,7 +140,14 @@ class HttpPlatformClient(PlatformClient):
                 0, f"the platform did not answer in time ({type(exc).__name__})"
             ) from exc
         except httpx.HTTPError as exc:
-            raise PlatformError(0, f"the platform is unreachable: {exc}") from exc
+            # Every transport failure (refused, reset, a kept-alive connection closed just as
+            # it was reused) is status 0, which the runtime treats as transient.
+            detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+            if isinstance(exc, httpx.ConnectError):
+                raise PlatformError(0, f"the platform is unreachable ({detail})") from exc
+            raise PlatformError(0, f"the request to the platform failed ({detail})") from exc
+        finally:
+            self._slots.release()
         if response.status_code == 404 and missing_ok:
             return None
         if response.status_code >= 400:
@@ -228,7 +265,7 @@ class HttpPlatformClient(PlatformClient):
     def _fresh(self, event_id: str) -> bool:
         if event_id in self._seen:
             return False
-        self._seen[event_id] = None
+        self._seen[event_id] = False
         while len(self._seen) > self._remember:
             self._seen.popitem(last=False)
         return True
@@ -294,8 +331,9 @@ class HttpPlatformClient(PlatformClient):
                 event = Event.model_validate(message["event"])
                 if self._fresh(event.id):
                     yield event
-                else:
+                elif self._seen.get(event.id):
                     await self.ack(event.id)  # processed before the drop: just confirm again
+                # Otherwise its turn is still running here, and acknowledges it once committed.
         if socket.close_code == SUPERSEDED_CLOSE_CODE:
             raise SupersededError(socket.close_reason or "another connection took over")
 
@@ -305,6 +343,8 @@ class HttpPlatformClient(PlatformClient):
             await socket.send(json.dumps({"type": "ack", "event_id": event_id}))
 
     async def ack(self, event_id: str) -> None:
+        if event_id in self._seen:
+            self._seen[event_id] = True
         socket = self._socket
         if socket is None:
             self._unsent_acks.append(event_id)

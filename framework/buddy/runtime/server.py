@@ -8,6 +8,13 @@ mid-turn waits its turn), and is recycled after 30 idle minutes, writing a compa
 summary when its history grew long. Every event is acknowledged after its turn was
 committed, so a crash re-runs it and the platform's idempotent commit shows the user
 nothing twice.
+
+Platform trouble is met in two layers. A build or a commit that fails transiently (the
+platform unreachable, too slow, or answering 5xx) is tried again a few times within the
+turn. A turn that still failed that way is run again a little later by this process: the
+gateway only redelivers on a new connection, and a healthy websocket may never drop. When
+those runs fail too, or the failure was not transient, the event is left unacknowledged
+for the platform to deliver again on the next connection.
 """
 
 from __future__ import annotations
@@ -16,9 +23,9 @@ import asyncio
 import json
 import logging
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from buddy.compile.blueprint import Blueprint
 from buddy.errors import PlatformError, SupersededError
@@ -40,8 +47,17 @@ SKIP_RULE = f"\n\n如果现在不需要开口，只输出 {SKIP_MARKER}（不要
 IDLE_SECONDS = 30 * 60
 COMPACT_AFTER_TURNS = 40
 KEEP_RECENT_TURNS = 12
-COMMIT_ATTEMPTS = 4
-COMMIT_BACKOFF = 0.5  # seconds, doubled per attempt
+PLATFORM_ATTEMPTS = 4  # a build or a commit, on transient failures: attempts in all
+PLATFORM_BACKOFF = 0.5  # seconds before the second attempt, doubled per attempt
+TURN_RETRIES = 3  # a turn that failed transiently is run again this many times
+TURN_RETRY_BACKOFF = 1.0  # seconds before the first run again, doubled per run
+
+T = TypeVar("T")
+
+
+def _transient(exc: PlatformError) -> bool:
+    """Whether trying again may help: the platform was unreachable, too slow, or failed (5xx)."""
+    return exc.status == 0 or exc.status >= 500
 
 
 def _user_text(record: Mapping[str, Any]) -> str:
@@ -184,6 +200,8 @@ class BuddyServer:
         self.sessions: dict[str, _Session] = {}
         self._stopping = False
         self._reader: asyncio.Task[None] | None = None
+        self._retries: dict[str, int] = {}  # event id → how many times its turn was run again
+        self._later: dict[str, asyncio.TimerHandle] = {}  # event id → its next run
 
     async def run(self) -> None:
         """Start, then handle events until :meth:`stop` or a supersede.
@@ -218,6 +236,9 @@ class BuddyServer:
         await self.buddy.model.aclose()
 
     async def _drain(self) -> None:
+        for handle in self._later.values():
+            handle.cancel()  # not acknowledged: the next process gets these events
+        self._later.clear()
         workers = [s.worker for s in self.sessions.values() if s.worker and not s.worker.done()]
         for session in self.sessions.values():
             session.queue.put_nowait(_STOP)
@@ -225,7 +246,7 @@ class BuddyServer:
             _, pending = await asyncio.wait(workers, timeout=self.shutdown_deadline)
             for task in pending:
                 log.error(
-                    "a turn did not finish within %.0fs of shutdown; cancelled",
+                    "a turn did not finish within %gs of shutdown; cancelled",
                     self.shutdown_deadline,
                 )
                 task.cancel()
@@ -249,10 +270,18 @@ class BuddyServer:
     async def _conversation(self, cid: str, first: Event) -> None:
         placeholder = self.sessions[cid]
         try:
-            session = await self._build(cid)
-        except PlatformError as exc:
-            log.error("cannot build conversation %s: %s", cid, exc)
-            self.sessions.pop(cid, None)
+            session = await self._retrying(f"building conversation {cid}", lambda: self._build(cid))
+        except Exception as exc:
+            if not isinstance(exc, PlatformError):  # a malformed answer, say: show where
+                log.exception("cannot build conversation %s", cid)
+            if self.sessions.get(cid) is placeholder:
+                del self.sessions[cid]
+            waiting = [first]
+            while not placeholder.queue.empty():
+                waiting.append(placeholder.queue.get_nowait())
+            for event in waiting:
+                if event is not _STOP:
+                    self._failed(event, f"cannot build conversation {cid}", exc)
             return
         session.queue = placeholder.queue
         session.worker = placeholder.worker
@@ -272,9 +301,60 @@ class BuddyServer:
         """Handle one event; a failure is logged and leaves the event unacknowledged."""
         try:
             await self._handle(session, event)
-        except Exception:
-            log.exception("turn for event %s failed; it will be delivered again", event.id)
+        except Exception as exc:
+            if not isinstance(exc, PlatformError):  # a bug, not the platform: show where
+                log.exception("the turn for event %s raised", event.id)
+            self._failed(event, f"the turn for event {event.id} failed", exc)
+
+    def _failed(self, event: Event, what: str, exc: Exception) -> None:
+        """Run the event's turn again later if the platform failed transiently (a few
+        times); otherwise leave it unacknowledged for the platform to deliver again."""
+        runs = self._retries.pop(event.id, 0)
+        if (
+            isinstance(exc, PlatformError)
+            and _transient(exc)
+            and runs < TURN_RETRIES
+            and not self._stopping
+        ):
+            delay = TURN_RETRY_BACKOFF * 2**runs
+            log.warning("%s: %s; running the turn again in %.1fs", what, exc, delay)
+            self._retries[event.id] = runs + 1
+            loop = asyncio.get_running_loop()
+            self._later[event.id] = loop.call_later(delay, self._run_again, event)
+            return
+        log.error(
+            "%s: %s; event %s stays unacknowledged: the platform delivers it again on the"
+            " next connection",
+            what,
+            exc,
+            event.id,
+        )
+        # Until now the event counted as in progress, so a redelivery was dropped.
+        self.client.forget(event.id)
+
+    def _run_again(self, event: Event) -> None:
+        self._later.pop(event.id, None)
+        if self._stopping:
             self.client.forget(event.id)
+            return
+        self._dispatch(event)
+
+    async def _retrying(self, what: str, call: Callable[[], Awaitable[T]]) -> T:
+        """``call()``, tried again after transient platform failures (see :func:`_transient`).
+
+        Raises:
+            PlatformError: A refusal (4xx), or the last of ``PLATFORM_ATTEMPTS`` failures.
+        """
+        for attempt in range(PLATFORM_ATTEMPTS - 1):
+            try:
+                return await call()
+            except PlatformError as exc:
+                if not _transient(exc):
+                    raise
+                delay = PLATFORM_BACKOFF * 2**attempt
+                log.warning("%s failed: %s; trying again in %.1fs", what, exc, delay)
+                await asyncio.sleep(delay)
+        return await call()
 
     async def _build(self, cid: str) -> _Session:
         info = await self.client.conversation_info(cid)
@@ -290,16 +370,19 @@ class BuddyServer:
         )
         session = _Session(conversation, group=kind == "group")
         summary = await self.client.get_summary(cid)
-        after = 0.0
         if summary is not None:
             session.summary = str(summary["text"])
-            after = session.covers_until = float(summary["covers_until"])
-        records = await self.client.turns(cid, after)
-        recent = list(records)[-KEEP_RECENT_TURNS * 3 :]
-        session.history = records_to_messages(recent, group=session.group)
+            session.covers_until = float(summary["covers_until"])
+        await self._load_history(session)
         if kind == "private":
             await self._activate_subscriptions(conversation)
         return session
+
+    async def _load_history(self, session: _Session) -> None:
+        """The model history: the stored turns after the summary (the most recent ones)."""
+        records = await self.client.turns(session.conversation.id, session.covers_until)
+        recent = list(records)[-KEEP_RECENT_TURNS * 3 :]
+        session.history = records_to_messages(recent, group=session.group)
 
     async def _activate_subscriptions(self, conversation: RuntimeConversation) -> None:
         declared = [s for s in self.buddy.declared.values() if s.activate == "on_first_message"]
@@ -371,34 +454,38 @@ class BuddyServer:
             "data_read": outcome.data_read,
         }
         committed = await self._commit(conversation.id, turn)
-        if committed is None:
-            self.client.forget(event.id)  # not acknowledged: delivered again after a reconnect
-            return
-        if committed.get("status") != "skipped":
+        status = committed.get("status")
+        if status == "duplicate":
+            # Committed before — by an attempt whose answer was lost, or by an earlier run
+            # of this turn: what the user saw is the stored turn, not necessarily this one.
+            try:
+                await self._load_history(session)
+            except PlatformError as exc:
+                log.warning("could not reload the history of %s: %s", conversation.id, exc)
+                session.history.extend(outcome.messages)
+        elif status != "skipped":
             # A proactive reply the gates stopped at commit time was never seen: not history.
             session.history.extend(outcome.messages)
         session.turns += 1
         await self.client.ack(event.id)
+        self._retries.pop(event.id, None)
         if session.turns >= COMPACT_AFTER_TURNS:
             await self._compact(session)
 
-    async def _commit(self, cid: str, turn: dict[str, Any]) -> dict[str, Any] | None:
+    async def _commit(self, cid: str, turn: dict[str, Any]) -> dict[str, Any]:
         """Commit a turn, retrying transient failures (the commit is idempotent on the event).
 
         Returns:
-            The platform's answer, or ``None`` when the turn could not be committed.
+            The platform's answer.
+
+        Raises:
+            PlatformError: The platform refused the commit, or kept failing.
         """
-        for attempt in range(COMMIT_ATTEMPTS):
-            try:
-                answer: dict[str, Any] = await self.client.commit_turn(cid, turn) or {}
-                return answer
-            except PlatformError as exc:
-                transient = exc.status == 0 or exc.status >= 500
-                if not transient or attempt == COMMIT_ATTEMPTS - 1:
-                    log.error("could not commit the turn for event %s: %s", turn["event_id"], exc)
-                    return None
-                await asyncio.sleep(COMMIT_BACKOFF * 2**attempt)
-        return None  # pragma: no cover - the loop returns
+        answer = await self._retrying(
+            f"committing the turn for event {turn['event_id']}",
+            lambda: self.client.commit_turn(cid, turn),
+        )
+        return dict(answer or {})
 
     async def _recycle(self, cid: str, session: _Session) -> None:
         await self._compact(session)
@@ -406,8 +493,18 @@ class BuddyServer:
             del self.sessions[cid]
 
     async def _compact(self, session: _Session) -> None:
-        """Summarise all but the recent turns into the platform's summary."""
-        records = await self.client.turns(session.conversation.id, session.covers_until)
+        """Summarise all but the recent turns into the platform's summary.
+
+        Never raises a platform failure: the turn before it was acknowledged already, and
+        a conversation that could not be compacted keeps its raw turns.
+        """
+        try:
+            records = await self.client.turns(session.conversation.id, session.covers_until)
+        except PlatformError as exc:
+            log.warning(
+                "could not read the turns of %s to compact them: %s", session.conversation.id, exc
+            )
+            return
         if len(records) <= KEEP_RECENT_TURNS:
             return
         older = records[:-KEEP_RECENT_TURNS]

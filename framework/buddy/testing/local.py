@@ -50,10 +50,13 @@ class LocalPlatform:
         self._server: uvicorn.Server | None = None
         self._task: asyncio.Task[None] | None = None
 
+    def app(self) -> Any:
+        """The ASGI app served; a subclass may wrap it (fault tests inject failures so)."""
+        return create_app(self.db, admin_token=self.admin_token)
+
     async def __aenter__(self) -> LocalPlatform:
-        app = create_app(self.db, admin_token=self.admin_token)
         config = uvicorn.Config(
-            app, host="127.0.0.1", port=self.port, log_level="warning", lifespan="on"
+            self.app(), host="127.0.0.1", port=self.port, log_level="warning", lifespan="on"
         )
         self._server = uvicorn.Server(config)
         self._task = asyncio.create_task(self._server.serve())
@@ -171,9 +174,14 @@ async def running_buddy(
     token: str,
     *,
     on_event: Callable[[str, AgentEvent], None] | None = None,
+    client: HttpPlatformClient | None = None,
 ) -> AsyncIterator[BuddyServer]:
-    """Run ``blueprint`` with ``model`` against ``platform`` until the block ends."""
-    client = HttpPlatformClient(platform.url, token, backoff=Backoff(0.05, 0.5))
+    """Run ``blueprint`` with ``model`` against ``platform`` until the block ends.
+
+    ``client`` replaces the default one (``HttpPlatformClient(platform.url, token)`` with
+    quick reconnects), e.g. to try a shorter request timeout.
+    """
+    client = client or HttpPlatformClient(platform.url, token, backoff=Backoff(0.05, 0.5))
     server = BuddyServer(Buddy(blueprint, client, model), on_event=on_event)
     task = asyncio.create_task(server.run())
     for _ in range(500):
