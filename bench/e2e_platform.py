@@ -65,6 +65,10 @@ class _Users:
         self.http = httpx.AsyncClient(
             base_url=platform.url, headers=platform.admin, timeout=httpx.Timeout(60.0, pool=None)
         )
+        # At most as many requests in flight as the pool has connections: httpcore scans
+        # every queued request on each pool operation, so a thousand requests queued in the
+        # pool itself would cost the driver quadratic CPU that no user's client has.
+        self._slots = asyncio.Semaphore(100)
         self.acks = 0
         self.resent = 0  # messages looked up again after a ReadError (see _say)
         self._waiting: dict[str, asyncio.Future[float]] = {}
@@ -104,6 +108,10 @@ class _Users:
         platform's events are looked up before it is written again (each conversation gets
         exactly one message).
         """
+        async with self._slots:
+            return await self._post_message(cid)
+
+    async def _post_message(self, cid: str) -> str:
         for _ in range(5):
             try:
                 sent = await self.http.post(
