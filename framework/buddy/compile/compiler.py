@@ -666,7 +666,18 @@ class _Compiler:
         except ValueError:  # a name no directory can have (a NUL byte): reported missing below
             folder = base / value
         if os.path.isdir(folder):  # unlike Path.is_dir, False for a name too long
-            return folder
+            if folder.is_relative_to(self.root):
+                return folder
+            # Resources are served to the model and walked at every compile: a folder out
+            # of the project (`resources: /`) would publish, and walk, anything on the disk.
+            self.error(
+                (field,),
+                "dir-outside-project",
+                f"`{field}: {value}` is outside the project",
+                f"{folder} is not inside the project root {self.root}; keep the folder in the"
+                " project (a symlink to it counts as outside)",
+            )
+            return None
         if explicit:
             self.error(
                 (field,),
