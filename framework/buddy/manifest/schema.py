@@ -104,6 +104,7 @@ CUSTOM_ERROR_CODES = frozenset(
         "unknown-platform-tool",
         "handler-format",
         "tool-shadows-platform",
+        "name-reserved",
         "tool-schema",
         "tool-kind",
         "hook-kind",
@@ -320,6 +321,17 @@ def _check_tool_name(value: str) -> str:
             "tool-shadows-platform",
             "`{name}` is a platform tool; list it by name, or give your tool another name",
             {"name": value},
+        )
+    return value
+
+
+def _check_buddy_name(value: str) -> str:
+    if value.endswith("-dev"):
+        raise PydanticCustomError(
+            "name-reserved",
+            "`{name}` ends in `-dev`, which names the dev identity of buddy `{base}` on the"
+            " platform; choose a name that does not end in `-dev`",
+            {"name": value, "base": value.removesuffix("-dev")},
         )
     return value
 
@@ -715,9 +727,15 @@ class Manifest(_Strict):
     )
 
     version: Literal[1] | None = Field(default=None, description="Manifest format version.")
-    name: str = Field(
-        pattern=SLUG_PATTERN, description="Slug; the platform id comes from BUDDY_ID."
-    )
+    name: Annotated[
+        str,
+        Field(
+            pattern=SLUG_PATTERN,
+            description="Slug; the platform id comes from BUDDY_ID. Not ending in `-dev`.",
+            json_schema_extra={"not": {"pattern": "-dev$"}},
+        ),
+        AfterValidator(_check_buddy_name),
+    ]
     title: str | None = Field(default=None, min_length=1, max_length=100)
     description: str | None = Field(default=None, min_length=1, max_length=1000)
     extends: str | None = Field(
