@@ -51,6 +51,9 @@ def _data(tmp_path: Path, text: str) -> object:
         ('"22:30"', "22:30"),
         ("'123'", "123"),
         ("1_000", "1_000"),
+        ("!!bool TRUE", True),
+        ("!!null ~", None),
+        ("!!str yes", "yes"),
     ],
 )
 def test_scalars_resolve_like_yaml_1_2(tmp_path: Path, text: str, value: object) -> None:
@@ -86,6 +89,8 @@ def test_locations_are_one_based_for_values_and_keys(tmp_path: Path) -> None:
         ("a: 1\n---\nb: 2\n", "yaml-syntax", 2, 1),
         ("a: &x [*x]\n", "yaml-alias-limit", 1, 8),
         ("a: 2026-13-45T00:00:00Z\n", "yaml-syntax", 1, 4),
+        ("a: !!bool yes\n", "yaml-syntax", 1, 4),
+        ("a: !!null x\n", "yaml-syntax", 1, 4),
     ],
 )
 def test_refused(tmp_path: Path, text: str, code: str, line: int, column: int) -> None:

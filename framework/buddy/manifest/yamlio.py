@@ -294,9 +294,16 @@ class _Builder:
             self.doc.blocks.setdefault(path, self._block_start(node))
         if tag == _STR:
             return text
+        # A tag written explicitly (`!!bool yes`) must still spell a value of its type.
         if tag == _NULL:
+            if text not in ("", "~", "null", "Null", "NULL"):
+                raise self.fail(node.start_mark, "yaml-syntax", f"{text!r} is not null")
             return None
         if tag == _BOOL:
+            if text.lower() not in ("true", "false"):
+                raise self.fail(
+                    node.start_mark, "yaml-syntax", f"{text!r} is not a boolean (true or false)"
+                )
             return text.lower() == "true"
         if tag == _INT:
             try:
