@@ -37,7 +37,7 @@ from buddy.compile.persona import (
 from buddy.errors import Issue, ManifestError, PlatformError, ResourceNotFoundError
 from buddy.platform.client import HttpPlatformClient
 from buddy.platform.conversation import Conversation, Resources
-from buddy.platform.dev.app import create_app
+from buddy.platform.dev.app import REQUEST_BODY_BYTES, create_app
 from buddy.platform.limits import MEMORY_TEXT_BYTES, MESSAGE_TEXT_CHARS
 from buddy.platform.protocol.widgets import RECORD_DATA_BYTES
 from buddy.playground.app import attach
@@ -1102,3 +1102,30 @@ async def test_an_oversized_widget_record_is_refused_naming_the_limit(world: Wor
     assert _names(caught.value.reason, RECORD_DATA_BYTES, "bytes")
     written = await conversation.widget.write_record(made["widget"], "dishes", "big", record(100))
     assert written["revision"] == 2
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("chunked", [False, True])
+async def test_an_oversized_request_body_is_refused_before_it_is_read(
+    world: World, chunked: bool
+) -> None:
+    """A body over 8 MiB gets 413 naming the limit, declared or streamed, even without a
+    token; a body at the limit reaches the token check."""
+    path = "/internal/v1/memory/k"
+
+    async def send(size: int) -> httpx.Response:
+        body = b"x" * size
+        if not chunked:
+            return await world.http.put(path, content=body)
+
+        async def pieces() -> AsyncIterator[bytes]:
+            for start in range(0, size, 1 << 20):
+                yield body[start : start + (1 << 20)]
+
+        return await world.http.put(path, content=pieces())
+
+    over = await send(REQUEST_BODY_BYTES + 1)
+    assert _refusal(over, 413, "payload_too_large") is None
+    assert _names(over.json()["reason"], REQUEST_BODY_BYTES, "bytes")
+    at = await send(REQUEST_BODY_BYTES)
+    assert _refusal(at, 401, "unauthorized") is None

@@ -20,20 +20,53 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from buddy.platform.dev import conversations, data, gateway, memory, proactive, widgets
 from buddy.platform.dev.core import CORE_TABLES, Clock, Platform, Reject
 from buddy.platform.dev.store import Store
 
-__all__ = ["SCHEDULER_PERIOD", "create_app"]
+__all__ = ["REQUEST_BODY_BYTES", "SCHEDULER_PERIOD", "create_app"]
 
 log = logging.getLogger("buddy.platform")
 SCHEDULER_PERIOD = 1.0  # seconds between scheduler ticks in real time
 _CAPABILITIES = (conversations, memory, widgets, data, proactive)
+# No request of the protocol comes near this; a body over it is refused before it is read
+# into memory (and so before the token is checked).
+REQUEST_BODY_BYTES = 8 * 1024 * 1024
+_TOO_LARGE = f"the request body is over the {REQUEST_BODY_BYTES} bytes a request may carry"
 
 
 def _error(status: int, code: str, reason: str) -> JSONResponse:
     return JSONResponse({"status": status, "code": code, "reason": reason}, status_code=status)
+
+
+class _BodyLimit:
+    """Refuses request bodies over ``REQUEST_BODY_BYTES`` with 413, by their declared
+    length or, for a chunked body, as soon as the bytes read pass it."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope["headers"]).get(b"content-length", b"")
+        if declared.isdigit() and int(declared) > REQUEST_BODY_BYTES:
+            await _error(413, "payload_too_large", _TOO_LARGE)(scope, receive, send)
+            return
+        read = 0
+
+        async def limited() -> Message:
+            nonlocal read
+            message = await receive()
+            read += len(message.get("body", b""))
+            if read > REQUEST_BODY_BYTES:  # answered by the app's HTTPException handler
+                raise StarletteHTTPException(413, _TOO_LARGE)
+            return message
+
+        await self.app(scope, limited, send)
 
 
 def create_app(
@@ -91,7 +124,9 @@ def create_app(
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
-        code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
+        code = {404: "not_found", 405: "method_not_allowed", 413: "payload_too_large"}.get(
+            exc.status_code, "http_error"
+        )
         return _error(exc.status_code, code, str(exc.detail))
 
     @app.exception_handler(RequestValidationError)
@@ -112,6 +147,7 @@ def create_app(
         if extra is not None and extra is not conversations.dev_router:
             app.include_router(extra)
     app.include_router(gateway.router)
+    app.add_middleware(_BodyLimit)
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
     return app
 
