@@ -5,7 +5,7 @@ run it: the dev platform (``buddy.testing.local.LocalPlatform``: FastAPI under u
 a loopback port, SQLite on its worker thread), the buddy (``running_buddy``: the
 ``BuddyServer`` with its websocket gateway connection and httpx client) and the driver
 that acts as the users (the platform's dev endpoints over an httpx client of its own, like
-``LocalPlatform.say`` but with no time limit on waiting for one of its 100 connections).
+``LocalPlatform.say`` but with 16 connections and no time limit on waiting for one).
 
 One turn: a user writes "What is 1 + 2?" into a fresh private conversation
 (``POST /dev/conversations/{id}/messages``); the platform stores the event and sends it
@@ -48,6 +48,9 @@ from _harness import COUNTERS, W3_MODEL_DELAY_S, current_rss_mb, emit, peak_rss_
 from buddy.platform.api import PlatformClient
 from buddy.testing.local import LocalPlatform, running_buddy
 
+# The users' side, like the buddy client's default: httpcore's pool costs CPU quadratic in
+# its connections (see HttpPlatformClient), which no real user's client pays.
+DRIVER_CONNECTIONS = 16
 IDENTITY = "bench-agent"  # the manifest's name; its dev token acts as bench-agent-dev
 
 
@@ -57,18 +60,21 @@ class _Users:
 
     def __init__(self, platform: LocalPlatform) -> None:
         self.platform = platform
-        # As ``LocalPlatform.say`` (httpx's defaults: a pool of 100 connections, idle ones
-        # kept 5 s), but with no limit on the wait for a free connection: a thousand users
-        # writing at once queue there. (A shorter keep-alive, to stay clear of uvicorn's 5 s,
-        # made C=1000 collapse: when one loop iteration takes seconds, connections expire
-        # between two requests and are reopened again and again.)
+        # DRIVER_CONNECTIONS connections (idle ones kept 5 s, httpx's default) and no limit
+        # on the wait for one: a thousand users writing at once queue on ``_slots``. (A
+        # shorter keep-alive, to stay clear of uvicorn's 5 s, made C=1000 collapse: when one
+        # loop iteration takes seconds, connections expire between two requests and are
+        # reopened again and again.)
         self.http = httpx.AsyncClient(
-            base_url=platform.url, headers=platform.admin, timeout=httpx.Timeout(60.0, pool=None)
+            base_url=platform.url,
+            headers=platform.admin,
+            timeout=httpx.Timeout(60.0, pool=None),
+            limits=httpx.Limits(max_connections=DRIVER_CONNECTIONS),
         )
         # At most as many requests in flight as the pool has connections: httpcore scans
         # every queued request on each pool operation, so a thousand requests queued in the
         # pool itself would cost the driver quadratic CPU that no user's client has.
-        self._slots = asyncio.Semaphore(100)
+        self._slots = asyncio.Semaphore(DRIVER_CONNECTIONS)
         self.acks = 0
         self.resent = 0  # messages looked up again after a ReadError (see _say)
         self._waiting: dict[str, asyncio.Future[float]] = {}
@@ -128,6 +134,16 @@ class _Users:
                         return str(event["id"])
         raise httpx.ReadError(f"could not send the message of {cid}")
 
+    async def _get(self, path: str) -> httpx.Response:
+        """A GET through the same slots, repeated after the keep-alive race (see _say)."""
+        async with self._slots:
+            for _ in range(4):
+                try:
+                    return await self.http.get(path)
+                except (httpx.ReadError, httpx.RemoteProtocolError):
+                    self.resent += 1
+            return await self.http.get(path)
+
     async def turn(self, cid: str) -> float:
         """One turn: the user writes; seconds until the buddy acknowledged the event."""
         t0 = time.perf_counter()
@@ -181,7 +197,7 @@ class _Users:
     async def check(self, cids: list[str]) -> None:
         """Exit unless each conversation's user saw exactly "done", and the counters agree."""
         responses = await asyncio.gather(
-            *(self.http.get(f"/dev/conversations/{c}/messages") for c in cids)
+            *(self._get(f"/dev/conversations/{c}/messages") for c in cids)
         )
         for cid, response in zip(cids, responses, strict=True):
             response.raise_for_status()
