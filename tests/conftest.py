@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
+
+from buddy.testing.local import LocalPlatform
 
 REPO = Path(__file__).resolve().parents[1]
 MINIMAL = """\
@@ -17,6 +19,19 @@ persona:
 """
 
 Write = Callable[..., Path]
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    """Async tests run on asyncio (the runtime and the platform are asyncio code)."""
+    return "asyncio"
+
+
+@pytest.fixture
+async def platform() -> AsyncIterator[LocalPlatform]:
+    """The dev platform on loopback, in this process."""
+    async with LocalPlatform() as local:
+        yield local
 
 
 @pytest.fixture

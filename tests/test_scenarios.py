@@ -84,11 +84,6 @@ BROKEN = """\
 
 
 @pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
 def tiny(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A project with one small buddy, `tiny/`, and its passing scenarios; cwd is the project."""
     (tmp_path / "pyproject.toml").write_text("")

@@ -55,18 +55,6 @@ FALLBACK = """\
 """
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
-async def platform() -> AsyncIterator[LocalPlatform]:
-    """The dev platform on loopback, in this process."""
-    async with LocalPlatform() as local:
-        yield local
-
-
 async def until(condition: Callable[[], bool], what: str, timeout: float = 20) -> None:
     """Poll ``condition`` until it holds; fail naming ``what`` after ``timeout`` seconds."""
     loop = asyncio.get_running_loop()

@@ -65,11 +65,6 @@ MENU = {
 }
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 # ------------------------------------------------------------------ the app and its routes
 
 
@@ -195,6 +190,16 @@ def _refusal(response: httpx.Response, status: int, code: str) -> str | None:
 # ------------------------------------------------------------------ 1. no route without a token
 
 
+async def _unauthorized(world: World, route: Route, authorization: str | None) -> str | None:
+    """Why ``route`` called with ``authorization`` is not a 401 refusal, or ``None``."""
+    headers = {"X-Conversation-Id": world.conversations["demo"]}
+    if authorization is not None:
+        headers["Authorization"] = authorization
+    body: dict[str, Any] | None = {} if route.method in ("POST", "PUT") else None
+    response = await world.http.request(route.method, route.path, headers=headers, json=body)
+    return _refusal(response, 401, "unauthorized")
+
+
 def test_the_route_list_covers_every_documented_endpoint_and_the_allow_list_is_current() -> None:
     """A route hidden from the enumeration, or a stale public entry, cannot dodge the checks."""
     app = _app(":memory:")
@@ -232,14 +237,7 @@ async def test_no_route_answers_without_a_valid_token(world: World) -> None:
     failures: list[str] = []
     for route in _guarded(world.app):
         for name, value in credentials.items():
-            headers = {"X-Conversation-Id": world.conversations["demo"]}
-            if value is not None:
-                headers["Authorization"] = value
-            body: dict[str, Any] | None = {} if route.method in ("POST", "PUT") else None
-            response = await world.http.request(
-                route.method, route.path, headers=headers, json=body
-            )
-            problem = _refusal(response, 401, "unauthorized")
+            problem = await _unauthorized(world, route, value)
             if problem:
                 failures.append(f"{route} with {name} credentials {problem}")
     assert not failures, "\n".join(failures)
@@ -254,15 +252,7 @@ async def test_a_token_of_the_wrong_kind_is_refused(world: World) -> None:
         wrong = ["admin"] if buddy_side else ["demo", "demo-dev", "other"]
         for who in wrong:
             token = ADMIN if who == "admin" else world.tokens[who]
-            headers = {
-                "Authorization": f"Bearer {token}",
-                "X-Conversation-Id": world.conversations["demo"],
-            }
-            body: dict[str, Any] | None = {} if route.method in ("POST", "PUT") else None
-            response = await world.http.request(
-                route.method, route.path, headers=headers, json=body
-            )
-            problem = _refusal(response, 401, "unauthorized")
+            problem = await _unauthorized(world, route, f"Bearer {token}")
             if problem:
                 failures.append(f"{route} with the {who} token {problem}")
     assert not failures, "\n".join(failures)

@@ -110,11 +110,6 @@ class Wire:
 
 
 @pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
 async def client() -> AsyncIterator[Callable[[Wire], httpx.AsyncClient]]:
     """Make clients over a :class:`Wire`; all are closed after the test."""
     clients: list[httpx.AsyncClient] = []

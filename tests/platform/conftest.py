@@ -19,11 +19,6 @@ from buddy.platform.dev.app import create_app
 ADMIN = "adm_test_token"
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @dataclass
 class Dev:
     """A running dev platform and a registered buddy.
