@@ -1119,3 +1119,73 @@ async def test_an_oversized_request_body_is_refused_before_it_is_read(
     assert _names(over.json()["reason"], REQUEST_BODY_BYTES, "bytes")
     at = await send(REQUEST_BODY_BYTES)
     assert _refusal(at, 401, "unauthorized") is None
+
+
+@pytest.mark.parametrize(
+    ("within", "over", "limit"),
+    [
+        # two steps for the range() call and the loop's guard, one per iteration
+        (
+            f"{{% for i in range({RENDER_STEPS_MAX - 2}) %}}{{% endfor %}}",
+            f"{{% for i in range({RENDER_STEPS_MAX - 1}) %}}{{% endfor %}}",
+            str(RENDER_STEPS_MAX),
+        ),
+        (
+            f"{{{{ ('x' * {VALUE_CHARS_MAX})|length }}}}",
+            f"{{{{ ('x' * {VALUE_CHARS_MAX + 1})|length }}}}",
+            str(VALUE_CHARS_MAX),
+        ),
+        (
+            f"{{{{ (2 ** {POWER_BITS_MAX // 2}) > 0 }}}}",
+            f"{{{{ (2 ** {POWER_BITS_MAX // 2 + 1}) > 0 }}}}",
+            str(POWER_BITS_MAX),
+        ),
+        (
+            f"{{{{ 'x' * {VALUE_CHARS_MAX} }}}}",
+            f"{{{{ 'x' * {VALUE_CHARS_MAX} }}}}.",
+            str(VALUE_CHARS_MAX),
+        ),
+    ],
+    ids=["steps", "value-size", "power-bits", "output-size"],
+)
+def test_each_render_limit_holds_on_both_sides_of_its_bound(
+    within: str, over: str, limit: str
+) -> None:
+    """Exactly at a render limit renders; one past it is refused, naming the limit."""
+    environment = make_environment([])
+    environment.from_string(within).render()
+    with pytest.raises(jinja2.TemplateError, match=re.escape(limit)):
+        environment.from_string(over).render()
+
+
+@pytest.mark.parametrize(
+    ("bomb", "says"),
+    [
+        ("{{ 'x'|center(10**10) }}", "center asks for a width of 10000000000"),
+        ("{{ 'x'.center(10**10) }}", "str.center asks for a width"),
+        ("{{ 'x'.ljust(10**9) }}", "str.ljust asks for a width"),
+        ("{{ 'x'.zfill(10**9) }}", "str.zfill asks for a width"),
+        ("{{ 'a\nb'|indent(10**6) }}", "indent asks for a width of 2000000"),
+        ("{{ '{:>9999999999}'.format(1) }}", "a format spec asks for a width"),
+        ("{{ '{:>{w}}'.format(1, w=5) }}", "may not take its width from an argument"),
+        ("{{ '%0999999999d'|format(1) }}", "a `%` format asks for a width"),
+        ("{{ '%0999999999d' % 1 }}", "a `%` format asks for a width"),
+        ("{{ '%.999999999f' % 1 }}", "a `%` format asks for a width"),
+        ("{{ '%*d' % (5, 1) }}", "may not take its width from an argument"),
+    ],
+)
+def test_one_step_allocations_are_refused_before_they_run(bomb: str, says: str) -> None:
+    """Widths that would allocate gigabytes in one C call are checked before the call."""
+    template = make_environment([]).from_string(bomb)
+    with pytest.raises(jinja2.TemplateError, match=re.escape(says)):
+        _within(20, template.render)
+
+
+def test_ordinary_widths_and_formats_still_work() -> None:
+    """Padding, formats and indents a persona really uses render as Jinja always did."""
+    source = (
+        "{{ 'x'|center(5) }}|{{ 'x'.rjust(3, '.') }}|{{ '{:>4}'.format(7) }}|"
+        "{{ '%03d' % 7 }}|{{ '%s-%s'|format('a', 'b') }}|{{ 'a\nb'|indent(2) }}"
+    )
+    rendered = make_environment([]).from_string(source).render()
+    assert rendered == "  x  |..x|   7|007|a-b|a\n  b"

@@ -12,12 +12,17 @@ validate`` or the runtime: at most :data:`RENDER_STEPS_MAX` loop iterations and 
 (nested ``range`` loops, recursive macros), :data:`RENDER_SECONDS_MAX` seconds, no
 string or list longer than :data:`VALUE_CHARS_MAX` made by ``*``, ``+`` or ``~``, no
 integer power over :data:`POWER_BITS_MAX` bits (Jinja would fold a constant one while
-compiling), and at most :data:`VALUE_CHARS_MAX` characters of output. Template files
+compiling), no width over :data:`VALUE_CHARS_MAX` in ``center``/``indent``/``ljust``… or in
+a ``%`` or ``str.format`` spec (and none taken from an argument), since those allocate in
+one C call that no budget can interrupt, and at most :data:`VALUE_CHARS_MAX` characters of
+output. Template files
 that are symlinks leading out of the search path are not served.
 """
 
 from __future__ import annotations
 
+import re
+import string
 import time
 import types
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -189,6 +194,34 @@ def _check_size(value: Any, what: str) -> Any:
     return value
 
 
+_PRINTF_FIELD = re.compile(r"%[#0\- +]*(\*|\d+)?(?:\.(\*|\d+))?")
+_WIDTH_METHODS = frozenset({"center", "ljust", "rjust", "zfill", "expandtabs"})
+
+
+def _check_width(width: Any, what: str) -> None:
+    if isinstance(width, int) and width > VALUE_CHARS_MAX:
+        raise SecurityError(f"{what} asks for a width of {width}; the limit is {VALUE_CHARS_MAX}")
+
+
+def _check_printf(template: str) -> None:
+    """A ``%`` format whose width or precision would allocate a huge string is refused."""
+    for match in _PRINTF_FIELD.finditer(template):
+        for number in match.groups():
+            if number == "*":
+                raise SecurityError("a `%` format may not take its width from an argument")
+            if number is not None:
+                _check_width(int(number), "a `%` format")
+
+
+def _check_format_spec(template: str) -> None:
+    """The same for ``str.format``: fixed widths only, none over the limit."""
+    for _, _, spec, _ in string.Formatter().parse(template):
+        if spec and "{" in spec:
+            raise SecurityError("a format spec may not take its width from an argument")
+        for number in re.findall(r"\d+", spec or ""):
+            _check_width(int(number), "a format spec")
+
+
 class _Guard(NodeTransformer):
     """Routes every loop's items and every ``~`` through the environment's checks.
 
@@ -235,16 +268,35 @@ def _lipsum(n: int = 5, html: bool = True, min: int = 20, max: int = 100) -> str
     return generate_lorem_ipsum(n, html, min, max)
 
 
+def _center(value: str, width: int = 80) -> str:
+    _check_width(width, "center")
+    return str(value).center(width)
+
+
+def _indent(value: str, width: int | str = 4, first: bool = False, blank: bool = False) -> str:
+    if isinstance(width, int):
+        _check_width(width * (str(value).count("\n") + 1), "indent")
+    return jinja2.filters.do_indent(value, width, first, blank)
+
+
+def _format(value: str, *args: Any, **kwargs: Any) -> str:
+    _check_printf(str(value))
+    return jinja2.filters.do_format(value, *args, **kwargs)
+
+
 class _BudgetedEnvironment(SandboxedEnvironment):
     """The sandbox, with the per-render budget described in the module docstring."""
 
     template_class = _BudgetedTemplate
     # Intercepted operators are also never folded into constants while compiling.
-    intercepted_binops = frozenset({"*", "**", "+"})
+    intercepted_binops = frozenset({"*", "**", "+", "%"})
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
         self.globals["lipsum"] = _lipsum
+        self.filters["center"] = _center
+        self.filters["indent"] = _indent
+        self.filters["format"] = _format
 
     def _generate(
         self,
@@ -258,18 +310,34 @@ class _BudgetedEnvironment(SandboxedEnvironment):
         return super()._generate(guarded, name, filename, defer_init)
 
     def call(self, context: Context, obj: Any, /, *args: Any, **kwargs: Any) -> Any:
-        """Every call made by template code (functions, methods, macros) is a step."""
+        """Every call made by template code (functions, methods, macros) is a step.
+
+        A string method that would allocate its width at once (``'x'.center(10**10)``)
+        is refused before it runs.
+        """
         _spend()
+        owner = getattr(obj, "__self__", None)
+        if isinstance(owner, str) and getattr(obj, "__name__", "") in _WIDTH_METHODS and args:
+            _check_width(args[0], f"str.{obj.__name__}")
         return super().call(context, obj, *args, **kwargs)
 
+    def wrap_str_format(self, value: Any) -> Callable[..., str] | None:
+        """``str.format`` and ``format_map``, whose widths are checked when looked up."""
+        owner = getattr(value, "__self__", None)
+        if isinstance(owner, str) and getattr(value, "__name__", "") in ("format", "format_map"):
+            _check_format_spec(owner)
+        return super().wrap_str_format(value)
+
     def call_binop(self, context: Context, operator: str, left: Any, right: Any) -> Any:
-        """``*``, ``**`` and ``+``, refused when the result would be huge."""
+        """``*``, ``**``, ``+`` and ``%``, refused when the result would be huge."""
         if operator == "**" and isinstance(left, int) and isinstance(right, int):
             bits = abs(left).bit_length() * right if abs(left) > 1 else 0
             if bits > POWER_BITS_MAX:
                 raise SecurityError(
                     f"{left} ** {right} would have about {bits} bits; the limit is {POWER_BITS_MAX}"
                 )
+        elif operator == "%" and isinstance(left, str):
+            _check_printf(left)
         elif operator == "*":
             sequence, count = (right, left) if isinstance(left, int) else (left, right)
             if (
