@@ -9,11 +9,10 @@ from collections.abc import Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
 
+from buddy.compile.project import searched
 from buddy.errors import Issue
 
 __all__ = ["find_manifests", "render", "schema", "schema_text", "validate"]
-
-_SKIP = {".git", ".venv", "venv", "node_modules", "__pycache__"}
 
 
 def find_manifests(path: Path) -> Iterator[Path]:
@@ -25,7 +24,7 @@ def find_manifests(path: Path) -> Iterator[Path]:
         yield path / "buddy.yaml"
         return
     for dirpath, dirnames, filenames in os.walk(path):
-        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP and not d.startswith("."))
+        dirnames[:] = sorted(d for d in dirnames if searched(d))
         if "buddy.yaml" in filenames:
             yield Path(dirpath) / "buddy.yaml"
 

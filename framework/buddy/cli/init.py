@@ -11,6 +11,7 @@ from pathlib import Path
 import jinja2
 
 from buddy.compile.persona import find_project_root, make_environment, search_path
+from buddy.compile.project import searched
 from buddy.manifest.schema import SLUG_PATTERN, did_you_mean
 from buddy.manifest.yamlio import ParseError, parse_document
 
@@ -20,7 +21,6 @@ EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
 SCHEMA_FILE = Path("docs") / "buddy.schema.json"
 SCENARIO_SCHEMA_FILE = Path("docs") / "scenario.schema.json"
 _TEMPLATE_SUFFIXES = (".j2", ".jinja", ".jinja2", ".md", ".txt")
-_SKIP = {".git", ".venv", "venv", "node_modules", "__pycache__"}
 
 
 def slug(text: str) -> str:
@@ -154,7 +154,7 @@ def _elsewhere(template: str, root: Path) -> list[Path]:
     """``personas/`` folders in the project that hold ``template`` (to suggest ``--dir``)."""
     found = []
     for dirpath, dirnames, _ in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP and not d.startswith("."))
+        dirnames[:] = sorted(d for d in dirnames if searched(d))
         here = Path(dirpath)
         if here.name == "personas" and (here / template).is_file():
             found.append(here)

@@ -28,6 +28,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from buddy.compile.project import find_project_root, searched
+
 if TYPE_CHECKING:
     from buddy.compile.blueprint import Blueprint
 
@@ -39,9 +41,7 @@ FORMAT = b"buddy-blueprint-cache 1"
 # A project tree larger than this is not fingerprinted: walking it could cost more than
 # compiling, so such projects always compile.
 MAX_FILES = 20_000
-SKIP_DIRS = frozenset({"node_modules", "venv", ".venv", "__pycache__"})
 _PACKAGE = Path(__file__).resolve().parents[1]
-_ROOT_MARKERS = (".git", "pyproject.toml")
 
 
 def load(
@@ -94,7 +94,7 @@ def fingerprint(manifest: Path, files: tuple[Path, ...]) -> bytes | None:
     digest = hashlib.sha256(FORMAT)
     digest.update(f"{sys.version}|{sys.platform}|{manifest.resolve()}".encode())
     try:
-        root = _project_root(manifest.resolve().parent)
+        root = find_project_root(manifest.resolve().parent)
         for count, name in enumerate(_names(root), 1):
             if count > MAX_FILES:
                 return None
@@ -113,14 +113,6 @@ def fingerprint(manifest: Path, files: tuple[Path, ...]) -> bytes | None:
     return digest.digest()
 
 
-def _project_root(start: Path) -> Path:
-    # The same rule as buddy.compile.persona.find_project_root, kept import-free here.
-    for directory in (start, *start.parents):
-        if any((directory / marker).exists() for marker in _ROOT_MARKERS):
-            return directory
-    return start
-
-
 def _names(top: Path) -> Iterator[str]:
     """The relative name of every file and folder under ``top``, in a stable order."""
     pending = [""]
@@ -131,7 +123,7 @@ def _names(top: Path) -> Iterator[str]:
         for entry in entries:
             name = f"{relative}/{entry.name}" if relative else entry.name
             if entry.is_dir(follow_symlinks=False):
-                if entry.name not in SKIP_DIRS and not entry.name.startswith("."):
+                if searched(entry.name):
                     pending.append(name)
                     yield f"{name}/"
             else:

@@ -51,6 +51,7 @@ from buddy.compile.persona import (
     search_path,
 )
 from buddy.compile.platform_tools import platform_tools
+from buddy.compile.project import searched
 from buddy.errors import Issue, ManifestError
 from buddy.manifest.load import Source, deep_merge, read_manifest
 from buddy.manifest.locate import issue_at, issues_from_validation, loc_of
@@ -94,7 +95,6 @@ DEFAULT_PROACTIVE_PROMPT = (
     "没有就只输出跳过标记 [[skip]]，用户什么也不会看到。"
 )
 DEFAULT_REPLIES = {"memory.write": "记下了。", "memory.delete": "删掉了。"}
-_SKIP_DIRS = {"node_modules", "venv", ".venv", "__pycache__"}
 _IDENTIFIER_HINT = "names in `vars` must be identifiers (letters, digits, _) to be usable"
 _model_adapter: TypeAdapter[Any] = TypeAdapter(ModelRef)
 
@@ -693,9 +693,7 @@ class _Compiler:
             return ()
         out: list[Resource] = []
         for dirpath, dirnames, filenames in os.walk(folder):
-            dirnames[:] = sorted(
-                d for d in dirnames if d not in _SKIP_DIRS and not d.startswith(".")
-            )
+            dirnames[:] = sorted(d for d in dirnames if searched(d))
             for filename in filenames:
                 file = Path(dirpath) / filename
                 if filename.startswith(".") or not filename.endswith(".md"):
@@ -718,7 +716,7 @@ class _Compiler:
             return ()
         out: list[WidgetType] = []
         for entry in sorted(folder.iterdir()):
-            if not entry.is_dir() or entry.name.startswith(".") or entry.name in _SKIP_DIRS:
+            if not entry.is_dir() or not searched(entry.name):
                 continue
             widget = self.widget(entry)
             if widget is not None:

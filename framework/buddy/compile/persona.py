@@ -41,6 +41,8 @@ from jinja2.sandbox import SandboxedEnvironment
 from jinja2.utils import generate_lorem_ipsum
 from jinja2.visitor import NodeTransformer
 
+from buddy.compile.project import find_project_root
+
 __all__ = [
     "EXAMPLE_NOW",
     "INLINE_NAME",
@@ -60,23 +62,10 @@ INLINE_NAME = "<persona.prompt>"
 RESERVED_NAMES = ("traits", "buddy", "conversation", "now")
 # The instant `validate` and `render` use for `now`, so their output is reproducible.
 EXAMPLE_NOW = datetime(2026, 1, 5, 9, 0, tzinfo=timezone(timedelta(hours=8)))
-_ROOT_MARKERS = (".git", "pyproject.toml")
 RENDER_STEPS_MAX = 100_000  # loop iterations and calls in one render
 RENDER_SECONDS_MAX = 5.0  # a backstop; a persona renders in milliseconds
 VALUE_CHARS_MAX = 1_000_000  # a string or list built by an operator, and the output
 POWER_BITS_MAX = 16_384  # about 4,900 decimal digits (Python prints at most 4,300)
-
-
-def find_project_root(start: Path) -> Path:
-    """The nearest directory at or above ``start`` holding ``.git`` or ``pyproject.toml``.
-
-    Falls back to ``start`` itself, so a lone buddy never searches the whole disk.
-    """
-    start = start.resolve()
-    for directory in (start, *start.parents):
-        if any((directory / marker).exists() for marker in _ROOT_MARKERS):
-            return directory
-    return start
 
 
 @cache

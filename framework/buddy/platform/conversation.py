@@ -12,8 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from buddy.errors import ResourceNotFoundError
-from buddy.platform.api import PlatformClient
-from buddy.platform.api import path_segment as _segment
+from buddy.platform.api import PlatformClient, path_segment
 
 __all__ = ["Conversation", "DataAccess", "Memory", "Proactive", "Resources", "Widgets"]
 
@@ -138,19 +137,19 @@ class Widgets(_Bound):
 
     async def read(self, widget_id: str) -> dict[str, Any]:
         """The whole widget with every module's records."""
-        widget: dict[str, Any] = await self._call("GET", f"widgets/{_segment(widget_id)}")
+        widget: dict[str, Any] = await self._call("GET", f"widgets/{path_segment(widget_id)}")
         return widget
 
     async def read_module(self, widget_id: str, module: str) -> dict[str, Any]:
         """One module: ``{"records": [...]}``."""
         records: dict[str, Any] = await self._call(
-            "GET", f"widgets/{_segment(widget_id)}/{_segment(module)}"
+            "GET", f"widgets/{path_segment(widget_id)}/{path_segment(module)}"
         )
         return records
 
     async def rename(self, widget_id: str, title: str) -> None:
         """Change the title; cards already sent show the new one."""
-        await self._call("PUT", f"widgets/{_segment(widget_id)}", {"title": title})
+        await self._call("PUT", f"widgets/{path_segment(widget_id)}", {"title": title})
 
     async def write_record(
         self,
@@ -166,19 +165,22 @@ class Widgets(_Bound):
         if expected_revision is not None:
             body["expected_revision"] = expected_revision
         written: dict[str, Any] = await self._call(
-            "PUT", f"widgets/{_segment(widget_id)}/{_segment(module)}/{_segment(record_id)}", body
+            "PUT",
+            f"widgets/{path_segment(widget_id)}/{path_segment(module)}/{path_segment(record_id)}",
+            body,
         )
         return written
 
     async def delete_record(self, widget_id: str, module: str, record_id: str) -> None:
         """Delete one record."""
         await self._call(
-            "DELETE", f"widgets/{_segment(widget_id)}/{_segment(module)}/{_segment(record_id)}"
+            "DELETE",
+            f"widgets/{path_segment(widget_id)}/{path_segment(module)}/{path_segment(record_id)}",
         )
 
     async def delete(self, widget_id: str) -> None:
         """Delete the widget and its records; sent cards show it as deleted."""
-        await self._call("DELETE", f"widgets/{_segment(widget_id)}")
+        await self._call("DELETE", f"widgets/{path_segment(widget_id)}")
 
     async def set_presentation(
         self, widget_id: str, *, summary: str | None = None, image_media_id: str | None = None
@@ -189,7 +191,7 @@ class Widgets(_Bound):
             body["summary"] = summary
         if image_media_id is not None:
             body["image_media_id"] = image_media_id
-        await self._call("PUT", f"widgets/{_segment(widget_id)}/presentation", body)
+        await self._call("PUT", f"widgets/{path_segment(widget_id)}/presentation", body)
 
     async def send(self, widget_id: str, *, idempotency_key: str) -> dict[str, Any]:
         """Queue the widget's card into the chat (one message per idempotency key)."""

@@ -41,6 +41,7 @@ import uvicorn
 
 from buddy.compile.blueprint import Blueprint
 from buddy.compile.compiler import check
+from buddy.compile.project import searched
 from buddy.errors import Issue, ModelConfigError
 from buddy.models.base import Model
 from buddy.platform.client import Backoff, HttpPlatformClient
@@ -55,7 +56,6 @@ log = logging.getLogger("buddy.dev")
 
 POLL_SECONDS = 0.3
 SETTLE_SECONDS = 0.1  # after a change is seen, wait this long for the editor to finish writing
-_SKIP_DIRS = {".git", ".venv", "venv", "node_modules", "__pycache__", ".mypy_cache", ".ruff_cache"}
 
 ModelFactory = Callable[[Blueprint], Model]
 Snapshot = dict[str, tuple[int, int] | None]
@@ -148,7 +148,7 @@ class DevBuddy:
         files.update(i.file for i in self.problems if i.file and not i.file.startswith("<"))
         files.add(str(self.manifest))
         for dirpath, dirnames, filenames in os.walk(self.manifest.parent):
-            dirnames[:] = [d for d in dirnames if d not in _SKIP_DIRS and not d.startswith(".")]
+            dirnames[:] = [d for d in dirnames if searched(d)]
             files.update(
                 os.path.join(dirpath, name)
                 for name in filenames
