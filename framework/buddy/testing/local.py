@@ -11,7 +11,7 @@ import contextlib
 import secrets
 import socket
 from collections.abc import AsyncIterator, Callable
-from typing import Any
+from typing import Any, Literal
 
 import httpx
 import uvicorn
@@ -23,7 +23,7 @@ from buddy.platform.dev.app import create_app
 from buddy.runtime.loop import AgentEvent
 from buddy.runtime.server import Buddy, BuddyServer
 
-__all__ = ["LocalPlatform", "free_port", "running_buddy"]
+__all__ = ["LocalPlatform", "free_port", "running_buddy", "served"]
 
 
 def free_port() -> int:
@@ -32,6 +32,27 @@ def free_port() -> int:
         s.bind(("127.0.0.1", 0))
         port: int = s.getsockname()[1]
         return port
+
+
+@contextlib.asynccontextmanager
+async def served(
+    app: Any, port: int, *, lifespan: Literal["auto", "on", "off"] = "auto"
+) -> AsyncIterator[None]:
+    """Serve the ASGI ``app`` with uvicorn on ``127.0.0.1:port`` while the block runs."""
+    config = uvicorn.Config(
+        app, host="127.0.0.1", port=port, log_level="warning", lifespan=lifespan
+    )
+    server = uvicorn.Server(config)
+    task = asyncio.create_task(server.serve())
+    while not server.started:
+        if task.done():
+            task.result()  # raises why it could not start
+        await asyncio.sleep(0.01)
+    try:
+        yield
+    finally:
+        server.should_exit = True
+        await task
 
 
 class LocalPlatform:
@@ -47,30 +68,19 @@ class LocalPlatform:
         self.admin_token = f"adm_{secrets.token_urlsafe(16)}"
         self.admin = {"Authorization": f"Bearer {self.admin_token}"}
         self.http = httpx.AsyncClient(base_url=self.url, timeout=30)
-        self._server: uvicorn.Server | None = None
-        self._task: asyncio.Task[None] | None = None
+        self._serving = contextlib.AsyncExitStack()
 
     def app(self) -> Any:
         """The ASGI app served; a subclass may wrap it (fault tests inject failures so)."""
         return create_app(self.db, admin_token=self.admin_token)
 
     async def __aenter__(self) -> LocalPlatform:
-        config = uvicorn.Config(
-            self.app(), host="127.0.0.1", port=self.port, log_level="warning", lifespan="on"
-        )
-        self._server = uvicorn.Server(config)
-        self._task = asyncio.create_task(self._server.serve())
-        while not self._server.started:
-            if self._task.done():
-                self._task.result()
-            await asyncio.sleep(0.01)
+        await self._serving.enter_async_context(served(self.app(), self.port, lifespan="on"))
         return self
 
     async def __aexit__(self, *exc: object) -> None:
         await self.http.aclose()
-        if self._server is not None and self._task is not None:
-            self._server.should_exit = True
-            await self._task
+        await self._serving.aclose()
 
     async def _json(self, method: str, path: str, **kwargs: Any) -> Any:
         response = await self.http.request(method, path, headers=self.admin, **kwargs)
