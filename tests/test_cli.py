@@ -55,7 +55,7 @@ def test_validate_json_is_normative(write: Write, capsys: pytest.CaptureFixture[
 def test_validate_json_ok(write: Write, capsys: pytest.CaptureFixture[str]) -> None:
     path = write({"buddy.yaml": MINIMAL})
     assert main(["validate", "--format", "json", str(path)]) == 0
-    assert json.loads(capsys.readouterr().out) == {"ok": True, "errors": []}
+    assert json.loads(capsys.readouterr().out) == {"ok": True, "errors": [], "warnings": []}
 
 
 def test_validate_github_annotations(write: Write, capsys: pytest.CaptureFixture[str]) -> None:

@@ -41,7 +41,7 @@ def test_model_references_resolve(write: Write, model: str, ref: str) -> None:
     assert buddy.load(path).model.ref == ref
 
 
-@pytest.mark.parametrize("model", ["llama3", "mistral-large", "omni", "moonshot:", "acme:x"])
+@pytest.mark.parametrize("model", ["llama3", "yi-large", "omni", "moonshot:", "acme:x"])
 def test_unresolvable_models(write: Write, model: str) -> None:
     path = write({"buddy.yaml": MINIMAL.replace("model: test", f"model: '{model}'")})
     assert _codes(path)[0][2] in ("unknown-model", "unknown-provider")

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 import buddy
+from buddy.models.providers import PROVIDERS, THINKING_STYLES
 from tests.conftest import REPO
 
 DOCS = REPO / "docs"
@@ -98,3 +99,30 @@ def test_every_platform_endpoint_is_in_the_protocol_doc() -> None:
     ]
     assert not missing, f"document these endpoints in docs/protocol.md: {missing}"
     assert "/internal/v1/gateway" in protocol
+
+
+MODELS = (DOCS / "models.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("name", list(PROVIDERS))
+def test_every_preset_is_documented(name: str) -> None:
+    provider = PROVIDERS[name]
+    heading = re.search(rf"^### `{re.escape(name)}` — (.+)$", MODELS, re.M)
+    assert heading, f"docs/models.md needs a section `### `{name}` — …`"
+    # The first such row is the summary table's (the styles table comes later).
+    row = next(line for line in MODELS.splitlines() if line.startswith(f"| `{name}` |"))
+    if provider.base_url:
+        assert f"`{provider.base_url}`" in row
+    if provider.api_key_env:
+        assert f"`{provider.api_key_env}`" in row
+    for prefix in provider.prefixes:
+        assert f"`{prefix.removeprefix('^')}`" in row or prefix == r"o\d", (name, prefix)
+    if provider.thinking:
+        assert f"`{provider.thinking}`" in row
+    for field in (*provider.pass_back, *provider.signed_pass_back):
+        assert f"`{field}`" in row
+
+
+def test_every_thinking_style_is_documented() -> None:
+    for style in THINKING_STYLES:
+        assert re.search(rf"^\| `{style}` \|", MODELS, re.M), style

@@ -92,6 +92,8 @@ async def test_request_body_and_headers(client: MakeClient) -> None:
                     },
                 }
             ],
+            # Kimi wants reasoning back with every tool-calling step; none was kept.
+            "reasoning_content": " ",
         },
         {"role": "tool", "tool_call_id": "call_1", "content": "已记住。"},
         {"role": "assistant", "content": "记住啦！"},

@@ -13,7 +13,15 @@ import pytest
 
 from buddy.errors import ModelConfigError, ModelError
 from buddy.models.anthropic import AnthropicModel
-from buddy.models.base import Done, Model, ModelRequest, ModelResponse, StreamEvent, TextDelta
+from buddy.models.base import (
+    Done,
+    Model,
+    ModelRequest,
+    ModelResponse,
+    StreamEvent,
+    StreamRestart,
+    TextDelta,
+)
 from buddy.models.openai import OpenAIChatModel
 from buddy.models.resilience import FallbackModel, RetryingModel, parse_retry_after
 from tests.models.conftest import (
@@ -217,29 +225,71 @@ async def test_stream_retried_before_its_first_event(
 
 
 @both
-async def test_stream_not_retried_once_it_yielded(
+async def test_stream_cut_after_events_is_retried_with_a_restart(
     api: str, client: MakeClient, sleep: FakeSleep
 ) -> None:
+    # Nothing reaches a user before the turn commits, so a stream broken part-way is
+    # tried again like a failed request; the restart tells the caller to drop the deltas.
     head = fixture_text(f"{api}/stream_text.sse")[:700].encode()
     wire = Wire(httpx.Response(200, stream=BrokenStream(head)), sse(f"{api}/stream_text.sse"))
     received: list[StreamEvent] = []
-    with pytest.raises(ModelError, match="could not talk"):
-        await drain(RetryingModel(build(api, client(wire)), sleep=sleep).stream(REQUEST), received)
-    assert events_of(TextDelta, received)
-    assert len(wire.requests) == 1  # starting again would repeat the text already shown
-    assert sleep.delays == []
+    await drain(RetryingModel(build(api, client(wire)), sleep=sleep).stream(REQUEST), received)
+    restarts = [i for i, e in enumerate(received) if isinstance(e, StreamRestart)]
+    (restart,) = events_of(StreamRestart, received)
+    assert "could not talk" in restart.reason
+    before, after = received[: restarts[0]], received[restarts[0] + 1 :]
+    assert events_of(TextDelta, before)  # the cut stream had shown some text
+    done = after[-1]
+    assert isinstance(done, Done)
+    assert "".join(e.text for e in events_of(TextDelta, after)) == done.response.text
+    assert len(wire.requests) == 2 and len(sleep.delays) == 1
+
+
+async def test_cut_streams_give_up_after_the_attempts(client: MakeClient, sleep: FakeSleep) -> None:
+    head = fixture_text("openai/stream_text.sse")[:700].encode()
+    wire = Wire(*(httpx.Response(200, stream=BrokenStream(head)) for _ in range(3)))
+    received: list[StreamEvent] = []
+    with pytest.raises(ModelError, match="could not talk") as caught:
+        await drain(
+            RetryingModel(build("openai", client(wire)), sleep=sleep).stream(REQUEST), received
+        )
+    assert len(events_of(StreamRestart, received)) == 2  # before attempts 2 and 3
+    assert len(wire.requests) == 3
+    assert "gave up after 3 attempts" in str(caught.value.__notes__)
+
+
+async def test_cut_stream_retry_honours_retry_after_rules(
+    client: MakeClient, sleep: FakeSleep
+) -> None:
+    # An in-stream error event after some text: retried with the same waits as a request.
+    events = fixture_text("anthropic/stream_text.sse").split("\n\n")
+    error = fixture_text("anthropic/stream_error.sse").split("\n\n")[1]
+    body = "\n\n".join([*events[:4], error, ""]).encode()
+    wire = Wire(
+        httpx.Response(200, content=body, headers={"content-type": "text/event-stream"}),
+        sse("anthropic/stream_text.sse"),
+    )
+    received: list[StreamEvent] = []
+    await drain(
+        RetryingModel(build("anthropic", client(wire)), sleep=sleep).stream(REQUEST), received
+    )
+    assert len(events_of(StreamRestart, received)) == 1
+    assert isinstance(received[-1], Done)
+    assert len(sleep.delays) == 1 and 0.25 <= sleep.delays[0] <= 0.5
 
 
 @both
 async def test_stalled_stream_times_out(api: str, client: MakeClient, sleep: FakeSleep) -> None:
     head = fixture_text(f"{api}/stream_text.sse")[:700].encode()
-    wire = Wire(httpx.Response(200, stream=StallingStream(head)))
+    wire = Wire(*(httpx.Response(200, stream=StallingStream(head)) for _ in range(3)))
     started = time.monotonic()
     model = RetryingModel(build(api, client(wire)), timeout=0.1, sleep=sleep)
+    received: list[StreamEvent] = []
     with pytest.raises(ModelError, match=r"stalled: nothing arrived for 0\.1s") as caught:
-        await collect(model)
+        await drain(model.stream(REQUEST), received)
     assert caught.value.retryable
-    assert time.monotonic() - started < 1
+    assert len(events_of(StreamRestart, received)) == 2
+    assert time.monotonic() - started < 2
 
 
 async def test_stream_stalled_before_any_event_is_retried(
@@ -372,15 +422,19 @@ async def test_single_failure_is_raised_as_is() -> None:
     assert caught.value is error
 
 
-async def test_stream_does_not_fall_through_once_it_yielded(client: MakeClient) -> None:
+async def test_stream_falls_through_after_a_cut_with_a_restart(client: MakeClient) -> None:
     head = fixture_text("openai/stream_text.sse")[:700].encode()
     second = _Answer("b")
     model = FallbackModel(
         [kimi(client(Wire(httpx.Response(200, stream=BrokenStream(head))))), second]
     )
-    with pytest.raises(ModelError):
-        await collect(model)
-    assert second.calls == 0
+    events = await collect(model)
+    assert second.calls == 1
+    restart = next(i for i, e in enumerate(events) if isinstance(e, StreamRestart))
+    assert events[restart + 1 :] == [
+        TextDelta("from b"),
+        Done(ModelResponse(text="from b", model="b")),
+    ]
 
 
 async def test_stream_of_a_model_without_streaming() -> None:

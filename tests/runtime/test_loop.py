@@ -79,7 +79,7 @@ def loop_parts(tmp_path: Path) -> tuple[buddy.Blueprint, RuntimeConversation]:
 
 
 def _loop(blueprint: buddy.Blueprint, model: Model) -> AgentLoop:
-    return AgentLoop(model, build_tools(blueprint), Hooks(blueprint), blueprint.model)
+    return AgentLoop(model, build_tools(blueprint), Hooks(blueprint))
 
 
 async def test_failures_become_results_the_model_sees(

@@ -69,41 +69,52 @@ def validate(paths: Sequence[str], fmt: str, *, profile: str | None, model: str 
             return 2
         manifests.extend(found)
 
-    from buddy.compile.compiler import check
+    from buddy.compile.compiler import diagnose
 
     issues: list[Issue] = []
+    warnings: list[Issue] = []
     invalid = 0
     for manifest in manifests:
-        _, found_issues = check(manifest, profile=profile, model=model)
+        _, found_issues, found_warnings = diagnose(manifest, profile=profile, model=model)
         invalid += bool(found_issues)
         issues.extend(_relocated(i) for i in found_issues)
+        warnings.extend(_relocated(i) for i in found_warnings)
 
     if fmt == "json":
         print(
             json.dumps(
-                {"ok": not issues, "errors": [i.to_dict() for i in issues]},
+                {
+                    "ok": not issues,
+                    "errors": [i.to_dict() for i in issues],
+                    "warnings": [i.to_dict() for i in warnings],
+                },
                 ensure_ascii=False,
                 indent=2,
             )
         )
     elif fmt == "github":
-        for i in issues:
-            text = _github(f"{i.message}" + (f" — {i.hint}" if i.hint else ""))
-            where = f"file={i.file}" + (f",line={i.line},col={i.column}" if i.line else "")
-            print(f"::error {where},title=buddy {i.code}::{text}")
+        for severity, listed in (("error", issues), ("warning", warnings)):
+            for i in listed:
+                text = _github(f"{i.message}" + (f" — {i.hint}" if i.hint else ""))
+                where = f"file={i.file}" + (f",line={i.line},col={i.column}" if i.line else "")
+                print(f"::{severity} {where},title=buddy {i.code}::{text}")
     else:
-        for i in issues:
-            where = f"{i.file}:{i.line}:{i.column}" if i.line else i.file
-            field = f" [{i.path}]" if i.path else ""
-            print(f"{where}: error: {i.message}{field} ({i.code})")
-            if i.hint:
-                print(f"    hint: {i.hint}")
+        for severity, listed in (("error", issues), ("warning", warnings)):
+            for i in listed:
+                where = f"{i.file}:{i.line}:{i.column}" if i.line else i.file
+                field = f" [{i.path}]" if i.path else ""
+                print(f"{where}: {severity}: {i.message}{field} ({i.code})")
+                if i.hint:
+                    print(f"    hint: {i.hint}")
         count = len(manifests)
         noun = "buddy" if count == 1 else "buddies"
+        noted = f", {len(warnings)} warning(s)" if warnings else ""
         if issues:
-            print(f"{len(issues)} problem(s) in {invalid} of {count} {noun}", file=sys.stderr)
+            print(
+                f"{len(issues)} problem(s) in {invalid} of {count} {noun}{noted}", file=sys.stderr
+            )
         else:
-            print(f"ok: {count} {noun} valid", file=sys.stderr)
+            print(f"ok: {count} {noun} valid{noted}", file=sys.stderr)
     return 1 if issues else 0
 
 

@@ -12,6 +12,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from buddy.models.base import Thinking
+
 if TYPE_CHECKING:
     from buddy.compile.persona import PersonaRenderer
 
@@ -51,6 +53,7 @@ class ModelSpec:
         max_tokens: Output limit, or ``None``.
         top_p: Nucleus sampling, or ``None``.
         fallbacks: Models tried in order after this one keeps failing.
+        thinking: The manifest's ``thinking``, or ``None`` for the model's default.
     """
 
     provider: str
@@ -62,6 +65,7 @@ class ModelSpec:
     max_tokens: int | None = None
     top_p: float | None = None
     fallbacks: tuple[ModelSpec, ...] = ()
+    thinking: Thinking | None = None
 
     @property
     def ref(self) -> str:

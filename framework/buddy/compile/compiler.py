@@ -40,6 +40,7 @@ from buddy.compile.blueprint import (
     WidgetType,
 )
 from buddy.compile.handlers import HandlerProblem, resolve_handler
+from buddy.compile.model_rules import check_model
 from buddy.compile.persona import (
     EXAMPLE_NOW,
     INLINE_NAME,
@@ -71,6 +72,7 @@ from buddy.manifest.schema import (
     ModelOptions,
     ModelRef,
     ScheduleTrigger,
+    ThinkingOptions,
     WidgetSchemaFile,
     canonical_json,
     did_you_mean,
@@ -85,9 +87,10 @@ from buddy.manifest.yamlio import (
     load_document,
     parse_document,
 )
-from buddy.models.providers import PROVIDERS, infer_provider
+from buddy.models.base import Thinking
+from buddy.models.providers import PROVIDERS, infer_provider, split_ref
 
-__all__ = ["DEFAULT_PROACTIVE_PROMPT", "check", "load", "manifest_path"]
+__all__ = ["DEFAULT_PROACTIVE_PROMPT", "check", "diagnose", "load", "manifest_path"]
 
 DEFAULT_PROACTIVE_PROMPT = (
     "这是主动服务的回合：没有用户刚发来的消息，是订阅的触发条件到了。"
@@ -131,16 +134,28 @@ def check(
     path: str | os.PathLike[str], *, profile: str | None = None, model: str | None = None
 ) -> tuple[Blueprint | None, list[Issue]]:
     """Like :func:`load`, but returns ``(blueprint or None, issues)`` instead of raising."""
+    blueprint, issues, _ = diagnose(path, profile=profile, model=model)
+    return blueprint, issues
+
+
+def diagnose(
+    path: str | os.PathLike[str], *, profile: str | None = None, model: str | None = None
+) -> tuple[Blueprint | None, list[Issue], list[Issue]]:
+    """Like :func:`check`, with the warnings too: ``(blueprint or None, errors, warnings)``.
+
+    A warning is something the buddy runs without (a setting its model's provider cannot
+    take, see :mod:`buddy.compile.model_rules`); it never makes the manifest invalid.
+    """
     source = read_manifest(manifest_path(path))
     manifest = source.manifest or source.partial
     if manifest is None or source.doc is None:
-        return None, _unique(source.issues)
+        return None, _unique(source.issues), []
     # With schema errors, the sections that validated are still compiled, so one run of
     # `validate` reports every problem it can find.
     compiler = _Compiler(source, manifest, source.doc, skip=source.failed)
     blueprint = compiler.run(profile, model)
     issues = _unique([*source.issues, *compiler.issues])
-    return (blueprint if not issues else None), issues
+    return (blueprint if not issues else None), issues, _unique(compiler.warnings)
 
 
 def _unique(issues: Iterable[Issue]) -> list[Issue]:
@@ -156,6 +171,7 @@ class _Compiler:
         self.manifest = manifest
         self.doc = doc
         self.issues: list[Issue] = []
+        self.warnings: list[Issue] = []
         self.root = find_project_root(source.directory)
         self.files: set[Path] = {p.resolve() for p in source.files}
 
@@ -210,6 +226,8 @@ class _Compiler:
         data = self.data() if "data" not in skip else DataDeclaration(())
         proactive = self.proactive() if "proactive" not in skip else ProactiveSpec("")
         model = self.model(profile, override) if not skip & {"model", "profiles"} else None
+        if not skip & {"model", "profiles"}:
+            self.model_rules()
         persona = self.persona() if "persona" not in skip else None
         if skip or self.issues or model is None or persona is None:
             return None
@@ -271,6 +289,18 @@ class _Compiler:
                     )
                 return None
         return model_spec(ref)
+
+    def model_rules(self) -> None:
+        """What the providers of the manifest's models refuse or ignore (every profile's
+        too: a profile is chosen per run, its mistakes are there all along)."""
+        refs: list[tuple[YamlPath, Any]] = [(("model",), self.manifest.model)]
+        refs += [(("profiles", n, "model"), p.model) for n, p in self.manifest.profiles.items()]
+        for path, ref in refs:
+            for finding in check_model(ref, path):
+                issue = issue_at(
+                    self.doc, finding.path, finding.code, finding.message, finding.hint
+                )
+                (self.issues if finding.severity == "error" else self.warnings).append(issue)
 
     # ------------------------------------------------------------ persona
 
@@ -815,11 +845,12 @@ def _template_parser() -> jinja2.Environment:
 def model_spec(ref: Any) -> ModelSpec:
     """A :class:`ModelSpec` from a validated model reference (string or mapping)."""
     if isinstance(ref, str):
-        provider, sep, name = ref.partition(":")
-        if not sep:
-            provider, name = str(infer_provider(ref)), ref
+        provider, name, base_url = split_ref(ref)
+        provider = provider or str(infer_provider(name))
         preset = PROVIDERS[provider]
-        return ModelSpec(provider, name, preset.api, preset.base_url, preset.api_key_env)
+        return ModelSpec(
+            provider, name, preset.api, base_url or preset.base_url, preset.api_key_env
+        )
     assert isinstance(ref, ModelOptions | FallbackOptions)
     provider = ref.provider or str(infer_provider(ref.name))
     preset = PROVIDERS[provider]
@@ -834,7 +865,16 @@ def model_spec(ref: Any) -> ModelSpec:
         ref.max_tokens,
         ref.top_p,
         fallbacks,
+        _thinking(ref.thinking),
     )
+
+
+def _thinking(value: bool | ThinkingOptions | None) -> Thinking | None:
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return Thinking(enabled=value)
+    return Thinking(value.enabled, value.budget_tokens, value.effort)
 
 
 def _find_on_path(name: str, path: list[Path]) -> Path | None:

@@ -39,6 +39,16 @@ def _model(spec: ModelSpec) -> dict[str, Any]:
         value = getattr(spec, name)
         if value is not None:
             out[name] = value
+    if spec.thinking is not None:
+        out["thinking"] = {
+            key: value
+            for key, value in (
+                ("enabled", spec.thinking.enabled),
+                ("budget_tokens", spec.thinking.budget_tokens),
+                ("effort", spec.thinking.effort),
+            )
+            if value is not None
+        }
     if spec.fallbacks:
         out["fallbacks"] = [_model(f) for f in spec.fallbacks]
     return out

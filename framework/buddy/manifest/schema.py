@@ -32,7 +32,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from buddy.capabilities import DATA_ACCESS_CAPABILITIES
-from buddy.models.providers import PROVIDERS, infer_provider
+from buddy.models.providers import BASE_URL_PATTERN, PROVIDERS, infer_provider, split_ref
 from buddy.platform.limits import DECLARATION_REQUIREMENTS_MAX, PURPOSE_CHARS
 
 __all__ = [
@@ -58,6 +58,7 @@ __all__ = [
     "Requirement",
     "ScheduleTrigger",
     "Subscription",
+    "ThinkingOptions",
     "did_you_mean",
 ]
 
@@ -100,6 +101,7 @@ CUSTOM_ERROR_CODES = frozenset(
         "unknown-provider",
         "unknown-model",
         "model-base-url",
+        "thinking-options",
         "persona-kind",
         "unknown-platform-tool",
         "handler-format",
@@ -134,8 +136,14 @@ class _Strict(BaseModel):
 
 
 def _check_model_ref(value: str) -> str:
-    provider, sep, name = value.partition(":")
-    if sep:
+    provider, name, base_url = split_ref(value)
+    if base_url is not None and not re.match(BASE_URL_PATTERN, base_url):
+        raise PydanticCustomError(
+            "model-base-url",
+            "the endpoint after `@` is not an http(s) URL: `{url}`",
+            {"url": base_url},
+        )
+    if provider is not None:
         if provider not in PROVIDERS:
             raise PydanticCustomError(
                 "unknown-provider",
@@ -148,19 +156,21 @@ def _check_model_ref(value: str) -> str:
                 "the model name after `{provider}:` is empty",
                 {"provider": provider},
             )
-        if provider == "openai-compatible":
+        if provider == "openai-compatible" and base_url is None:
             raise PydanticCustomError(
                 "model-base-url",
-                "`openai-compatible` needs a base_url: use the mapping form with "
-                "`provider: openai-compatible`, `name` and `base_url`",
+                "`openai-compatible` needs its endpoint: write `openai-compatible:{name}@URL` "
+                "(e.g. `openai-compatible:{name}@http://127.0.0.1:11434/v1`), or the mapping "
+                "form with `base_url`",
+                {"name": name},
             )
         return value
-    if infer_provider(value) is None:
+    if infer_provider(name) is None:
         raise PydanticCustomError(
             "unknown-model",
             "cannot tell the provider of model `{name}`: write `provider:{name}` "
             "(providers: {providers})",
-            {"name": value, "providers": ", ".join(PROVIDERS)},
+            {"name": name, "providers": ", ".join(PROVIDERS)},
         )
     return value
 
@@ -170,9 +180,44 @@ ModelString = Annotated[
     Field(
         min_length=1,
         description="`provider:name`, a bare model name (kimi-*, deepseek-*, qwen*, glm-*, "
-        "gpt-*, o1…, claude-*), `offline` or `test`.",
+        "doubao-*, gemini-*, grok-*, gpt-*, o1…, claude-* …), `offline` or `test`; "
+        "`@URL` after it names the endpoint (`openai-compatible:qwen3@http://127.0.0.1:11434/v1`).",
     ),
     AfterValidator(_check_model_ref),
+]
+
+
+class ThinkingOptions(_Strict):
+    """Thinking before answering, in detail (``thinking: true`` is all defaults)."""
+
+    enabled: bool = Field(default=True, description="Thinking on or off.")
+    budget_tokens: int | None = Field(
+        default=None,
+        ge=1,
+        le=1_000_000,
+        description="Tokens it may think for (Anthropic: at least 1024, below `max_tokens`).",
+    )
+    effort: Literal["low", "medium", "high"] | None = Field(
+        default=None, description="How hard it thinks, where the provider takes an effort."
+    )
+
+    @model_validator(mode="after")
+    def _one_amount(self) -> ThinkingOptions:
+        if self.budget_tokens is not None and self.effort is not None:
+            raise PydanticCustomError(
+                "thinking-options",
+                "give `budget_tokens` or `effort`, not both: providers take one of them",
+            )
+        return self
+
+
+def _thinking_tag(value: Any) -> str:
+    return "thinking-bool" if isinstance(value, bool) else "thinking-mapping"
+
+
+ThinkingRef = Annotated[
+    Annotated[bool, Tag("thinking-bool")] | Annotated[ThinkingOptions, Tag("thinking-mapping")],
+    Discriminator(_thinking_tag),
 ]
 
 
@@ -190,6 +235,11 @@ class _ModelOptionsBase(_Strict):
         default=None,
         pattern=r"^https?://\S+$",
         description="Endpoint override; required for `openai-compatible`.",
+    )
+    thinking: ThinkingRef | None = Field(
+        default=None,
+        description="Think before answering: `true`/`false`, or `budget_tokens`/`effort` "
+        "(how each provider takes it: docs/models.md).",
     )
 
     @field_validator("provider")

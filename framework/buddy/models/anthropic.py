@@ -4,9 +4,17 @@ One ``POST {base_url}/v1/messages`` with ``x-api-key`` and ``anthropic-version``
 The system prompt is a top-level field, not a message; a reply is a list of content
 blocks (``text``, ``thinking``, ``tool_use``), and tool results go back as ``tool_result``
 blocks of a user message — all results of one step in one message. ``max_tokens`` is
-required. Streamed, the answer is a sequence of server-sent events: ``message_start``,
-then per block ``content_block_start`` / ``content_block_delta`` (``text_delta``,
-``input_json_delta``, ``thinking_delta``) / ``content_block_stop``, then
+required.
+
+Extended thinking (``thinking: {"type": "enabled", "budget_tokens": N}``) answers with
+``thinking`` blocks, each with a ``signature`` (or ``redacted_thinking`` blocks with
+``data``). Within a tool-use turn the API wants them back, unchanged and before the
+``tool_use`` blocks they preceded; they are kept byte for byte in the step's
+:class:`~buddy.models.base.Replay` and sent only to the model that wrote them.
+
+Streamed, the answer is a sequence of server-sent events: ``message_start``, then per
+block ``content_block_start`` / ``content_block_delta`` (``text_delta``,
+``input_json_delta``, ``thinking_delta``, ``signature_delta``) / ``content_block_stop``, then
 ``message_delta`` (stop reason, output tokens) and ``message_stop``; ``ping`` and
 ``error`` may come at any point.
 """
@@ -24,15 +32,19 @@ import httpx
 from buddy.errors import ModelError
 from buddy.models.base import (
     Done,
+    Message,
     ModelRequest,
     ModelResponse,
     ReasoningDelta,
+    Replay,
     StreamEvent,
     TextDelta,
+    Thinking,
     ToolCall,
     ToolCallDelta,
     Usage,
 )
+from buddy.models.providers import PROVIDERS, THINKING_STYLES
 from buddy.models.resilience import (
     HttpModel,
     cut_stream,
@@ -48,6 +60,10 @@ __all__ = ["DEFAULT_MAX_TOKENS", "VERSION", "AnthropicModel"]
 VERSION = "2023-06-01"
 #: The output limit when neither the manifest nor the request sets one (the API needs one).
 DEFAULT_MAX_TOKENS = 4096
+
+#: How the API takes thinking: the budgets for each effort and for ``thinking: true``.
+STYLE = THINKING_STYLES["anthropic"]
+_THINKING_BLOCKS = ("thinking", "redacted_thinking")
 
 # Anthropic's stop reasons, in the chat-completions words ModelResponse uses.
 _FINISH = {
@@ -83,6 +99,7 @@ class AnthropicModel(HttpModel):
         temperature: Default sampling temperature.
         max_tokens: Default output limit (:data:`DEFAULT_MAX_TOKENS` when ``None``).
         top_p: Default nucleus sampling.
+        thinking: Default extended-thinking settings.
         headers: Extra headers for every request (e.g. ``anthropic-beta``).
     """
 
@@ -99,8 +116,10 @@ class AnthropicModel(HttpModel):
         temperature: float | None = None,
         max_tokens: int | None = None,
         top_p: float | None = None,
+        thinking: Thinking | None = None,
         headers: Mapping[str, str] | None = None,
     ) -> None:
+        self.rules = PROVIDERS.get(provider) or PROVIDERS["anthropic"]
         root = base_url.rstrip("/")
         self.url = root + ("/messages" if root.endswith("/v1") else "/v1/messages")
         own = {"anthropic-version": VERSION, **(headers or {})}
@@ -115,6 +134,7 @@ class AnthropicModel(HttpModel):
             temperature=temperature,
             max_tokens=max_tokens,
             top_p=top_p,
+            thinking=thinking,
             headers=own,
         )
 
@@ -148,12 +168,28 @@ class AnthropicModel(HttpModel):
         yield Done(state.response())
 
     def body(self, request: ModelRequest, *, stream: bool) -> dict[str, Any]:
-        """The JSON body for ``request``."""
-        max_tokens = request.max_tokens or self.max_tokens or DEFAULT_MAX_TOKENS
+        """The JSON body for ``request``.
+
+        Thinking is adaptive (``output_config.effort``) on the models the provider's row
+        names, and a token budget elsewhere; ``max_tokens`` left unset is then the budget
+        plus :data:`DEFAULT_MAX_TOKENS` (the API wants it above the budget). With thinking
+        on, ``temperature`` is not sent (the API refuses it; ``buddy validate`` says so).
+        A request that continues a tool-use step without a thinking block of this model
+        (another model answered it) is sent with thinking off and no thinking blocks, as
+        budgeted thinking requires.
+        """
+        thinking = request.thinking if request.thinking is not None else self.thinking
+        config = self.thinking_config(thinking)
+        if config.get("type") == "enabled" and not _last_step_thought(request, self.name):
+            config = {"type": "disabled"}
+        thinks = config.get("type") in ("enabled", "adaptive")
+        max_tokens = request.max_tokens or self.max_tokens
+        if max_tokens is None:
+            max_tokens = DEFAULT_MAX_TOKENS + int(config.get("budget_tokens", 0))
         body: dict[str, Any] = {
             "model": self.model_name,
             "max_tokens": max_tokens,
-            "messages": messages(request),
+            "messages": messages(request, self.name if thinks else ""),
         }
         if request.system:
             body["system"] = request.system
@@ -166,8 +202,12 @@ class AnthropicModel(HttpModel):
                 }
                 for tool in request.tools
             ]
+        if config:
+            body["thinking"] = config
+        if thinks and thinking is not None and thinking.effort and "budget_tokens" not in config:
+            body["output_config"] = {"effort": thinking.effort}
         temperature = request.temperature if request.temperature is not None else self.temperature
-        if temperature is not None:
+        if temperature is not None and not thinks:
             body["temperature"] = temperature
         top_p = request.top_p if request.top_p is not None else self.top_p
         if top_p is not None:
@@ -175,6 +215,19 @@ class AnthropicModel(HttpModel):
         if stream:
             body["stream"] = True
         return body
+
+    def thinking_config(self, thinking: Thinking | None) -> dict[str, Any]:
+        """The ``thinking`` field for ``thinking`` on this model (empty: none sent)."""
+        if thinking is None:
+            return {}
+        if not thinking.enabled:
+            return {"type": "disabled"}
+        if thinking.budget_tokens is None and self.rules.thinks_adaptively(self.model_name):
+            return {"type": "adaptive"}
+        budget = thinking.budget_tokens or STYLE.effort_budgets.get(
+            thinking.effort or "", STYLE.default_budget or STYLE.min_budget
+        )
+        return {"type": "enabled", "budget_tokens": budget}
 
     def _response(self, data: Any) -> ModelResponse:
         if not isinstance(data, dict):
@@ -186,12 +239,15 @@ class AnthropicModel(HttpModel):
         text: list[str] = []
         reasoning: list[str] = []
         calls: list[ToolCall] = []
+        thoughts: list[dict[str, Any]] = []
         for block in content:
             kind = block.get("type") if isinstance(block, dict) else None
-            if kind == "text":
+            if kind in _THINKING_BLOCKS:
+                thoughts.append(block)  # kept whole: the signature covers it
+                if kind == "thinking":
+                    reasoning.append(str(block.get("thinking", "")))
+            elif kind == "text":
                 text.append(str(block.get("text", "")))
-            elif kind == "thinking":
-                reasoning.append(str(block.get("thinking", "")))
             elif kind == "tool_use":
                 if not isinstance(block.get("id"), str) or not isinstance(block.get("name"), str):
                     raise malformed(self.name, "a tool_use block has no id or name")
@@ -204,20 +260,49 @@ class AnthropicModel(HttpModel):
             usage=_usage(data.get("usage")),
             finish_reason=_finish(data.get("stop_reason"), calls),
             model=self.name,
+            replay=_replay(self.name, thoughts),
         )
 
 
-def messages(request: ModelRequest) -> list[dict[str, Any]]:
+def _replay(model: str, thoughts: list[dict[str, Any]]) -> Replay | None:
+    return Replay(model, {"thinking": thoughts}) if thoughts else None
+
+
+def _thoughts(message: Message, model: str) -> list[dict[str, Any]]:
+    """The thinking blocks of an assistant step, when ``model`` wrote them."""
+    replay = message.replay
+    if replay is None or not model or replay.model != model:
+        return []
+    blocks = replay.fields.get("thinking")
+    return list(blocks) if isinstance(blocks, list) else []
+
+
+def _last_step_thought(request: ModelRequest, model: str) -> bool:
+    """Whether the request may think: true unless the last assistant message called tools
+    without a thinking block of ``model``. That holds even when a user's text follows
+    (an earlier turn that ended on a question card): on the wire it joins the tool results,
+    and the API still wants that step to start with its thinking."""
+    for message in reversed(request.messages):
+        if message.role == "assistant":
+            return not message.tool_calls or bool(_thoughts(message, model))
+    return True
+
+
+def messages(request: ModelRequest, model: str = "") -> list[dict[str, Any]]:
     """The Messages API ``messages`` for ``request`` (the system prompt goes elsewhere).
 
     Consecutive messages of one role become one message: the API wants every tool result
     of a step in the user message right after the assistant's ``tool_use`` blocks, and a
-    user's text that arrives after those results joins them.
+    user's text that arrives after those results joins them. An assistant step starts
+    with the thinking blocks ``model`` wrote for it, unchanged (none when ``model`` is
+    empty: the API refuses thinking blocks in a request that does not think).
     """
     out: list[dict[str, Any]] = []
     for message in request.messages:
         blocks: list[dict[str, Any]] = []
         role = "assistant" if message.role == "assistant" else "user"
+        if message.role == "assistant":
+            blocks.extend(_thoughts(message, model))
         if message.role == "tool":
             result: dict[str, Any] = {
                 "type": "tool_result",
@@ -278,6 +363,7 @@ class _StreamState:
     text: list[str] = field(default_factory=list)
     reasoning: list[str] = field(default_factory=list)
     calls: dict[int, _PartialCall] = field(default_factory=dict)  # by content block index
+    thoughts: dict[int, dict[str, Any]] = field(default_factory=dict)  # by block index
     input_tokens: int = 0
     output_tokens: int = 0
     stop_reason: str | None = None
@@ -315,9 +401,11 @@ class _StreamState:
         if kind == "text" and block.get("text"):
             self.text.append(str(block["text"]))
             yield TextDelta(str(block["text"]))
-        elif kind == "thinking" and block.get("thinking"):
-            self.reasoning.append(str(block["thinking"]))
-            yield ReasoningDelta(str(block["thinking"]))
+        elif kind in _THINKING_BLOCKS:
+            self.thoughts[index] = dict(block)
+            if kind == "thinking" and block.get("thinking"):
+                self.reasoning.append(str(block["thinking"]))
+                yield ReasoningDelta(str(block["thinking"]))
         elif kind == "tool_use":
             if not isinstance(block.get("id"), str) or not isinstance(block.get("name"), str):
                 raise malformed(self.model, "a tool_use block has no id or name")
@@ -339,8 +427,14 @@ class _StreamState:
             self.text.append(delta["text"])
             yield TextDelta(delta["text"])
         elif kind == "thinking_delta" and isinstance(delta.get("thinking"), str):
+            self._thought(index)["thinking"] = (
+                self._thought(index).get("thinking", "") + delta["thinking"]
+            )
             self.reasoning.append(delta["thinking"])
             yield ReasoningDelta(delta["thinking"])
+        elif kind == "signature_delta" and isinstance(delta.get("signature"), str):
+            thought = self._thought(index)
+            thought["signature"] = thought.get("signature", "") + delta["signature"]
         elif kind == "input_json_delta":
             partial = self.calls.get(index) if isinstance(index, int) else None
             if partial is None:
@@ -348,14 +442,20 @@ class _StreamState:
             fragment = str(delta.get("partial_json", ""))
             partial.arguments.append(fragment)
             yield ToolCallDelta(partial.ordinal, arguments=fragment)
-        # signature_delta and the like: nothing to show or keep.
+        # Delta types added later carry nothing we need.
+
+    def _thought(self, index: Any) -> dict[str, Any]:
+        thought = self.thoughts.get(index) if isinstance(index, int) else None
+        if thought is None:
+            raise malformed(self.model, f"a thinking delta for block {index}, not a thinking block")
+        return thought
 
     def _count(self, usage: Any) -> None:
         if not isinstance(usage, dict):
             return
         counted = _usage(usage)
         # message_start has the input count, message_delta the cumulative output count.
-        if any(key in usage for key in _INPUT_KEYS):
+        if counted.input_tokens:  # a message_delta may say 0 for "not counted here"
             self.input_tokens = counted.input_tokens
         if "output_tokens" in usage:
             self.output_tokens = counted.output_tokens
@@ -373,6 +473,7 @@ class _StreamState:
             usage=Usage(self.input_tokens, self.output_tokens),
             finish_reason=_finish(self.stop_reason, calls),
             model=self.model,
+            replay=_replay(self.model, [self.thoughts[i] for i in sorted(self.thoughts)]),
         )
 
 

@@ -19,8 +19,11 @@ __all__ = [
     "ModelRequest",
     "ModelResponse",
     "ReasoningDelta",
+    "Replay",
     "StreamEvent",
+    "StreamRestart",
     "TextDelta",
+    "Thinking",
     "ToolCall",
     "ToolCallDelta",
     "ToolDefinition",
@@ -45,6 +48,27 @@ class ToolCall:
 
 
 @dataclass(frozen=True, slots=True)
+class Replay:
+    """What a provider needs back with an assistant step in the later requests of a turn.
+
+    Reasoning models refuse a tool turn whose earlier steps lost their reasoning: DeepSeek
+    and Kimi want each tool-calling step's ``reasoning_content`` again, Anthropic its
+    ``thinking`` blocks with their signatures, unchanged. The provider that answered puts
+    those fields here exactly as it got them; the agent loop keeps them on the step's
+    :class:`Message` for the rest of the turn (never in the history of later turns); the
+    provider asked next writes back what its own rules name.
+
+    Attributes:
+        model: ``provider:name`` of the model that produced the fields (signed fields go
+            back only to it).
+        fields: The provider's own fields, as received.
+    """
+
+    model: str
+    fields: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
 class Message:
     """One message of the conversation history sent to a model.
 
@@ -55,6 +79,9 @@ class Message:
         tool_call_id: For ``tool``: the call this result answers.
         name: For ``tool``: the tool's name.
         is_error: For ``tool``: whether the result is an error.
+        reasoning: For ``assistant``: the step's reasoning as recorded (redacted where
+            the record is), for providers that want it back in later turns.
+        replay: For ``assistant``, within its turn: what its provider needs back.
     """
 
     role: Literal["user", "assistant", "tool"]
@@ -63,6 +90,8 @@ class Message:
     tool_call_id: str | None = None
     name: str | None = None
     is_error: bool = False
+    reasoning: str = ""
+    replay: Replay | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +101,25 @@ class ToolDefinition:
     name: str
     description: str
     parameters: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Thinking:
+    """The manifest's ``model.thinking``: whether the model thinks first, and how much.
+
+    Provider-neutral; each provider's row says how its API takes it
+    (:data:`buddy.models.providers.THINKING_STYLES`), and ``buddy validate`` warns where
+    a provider cannot take a part of it.
+
+    Attributes:
+        enabled: Thinking on (``True``) or off (``False``).
+        budget_tokens: Tokens it may think for, or ``None`` for the provider's default.
+        effort: ``low``, ``medium`` or ``high``, or ``None``.
+    """
+
+    enabled: bool = True
+    budget_tokens: int | None = None
+    effort: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +133,7 @@ class ModelRequest:
         temperature: Sampling temperature, or ``None`` for the model's default.
         max_tokens: Output limit, or ``None``.
         top_p: Nucleus sampling, or ``None``.
+        thinking: Thinking settings, or ``None`` for the model's default.
     """
 
     system: str
@@ -93,6 +142,7 @@ class ModelRequest:
     temperature: float | None = None
     max_tokens: int | None = None
     top_p: float | None = None
+    thinking: Thinking | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +169,7 @@ class ModelResponse:
         usage: Token counts.
         finish_reason: Why it stopped (``stop``, ``tool_calls``, ``length`` …).
         model: The model that answered (``provider:name``), after any fallback.
+        replay: What the provider needs back with this step later in the turn, if anything.
     """
 
     text: str = ""
@@ -127,6 +178,7 @@ class ModelResponse:
     usage: Usage = field(default_factory=Usage)
     finish_reason: str = "stop"
     model: str = ""
+    replay: Replay | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,13 +206,29 @@ class ToolCallDelta:
 
 
 @dataclass(frozen=True, slots=True)
+class StreamRestart:
+    """The stream failed part-way and starts again: drop every delta received so far.
+
+    Sent by :class:`~buddy.models.resilience.RetryingModel` before a retry, and by
+    :class:`~buddy.models.resilience.FallbackModel` before the next model answers.
+    Nothing reaches a user before the turn is committed, so a restart is safe; whoever
+    shows deltas live (the playground's preview) starts its preview again.
+
+    Attributes:
+        reason: Why: the error of the failed attempt.
+    """
+
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
 class Done:
     """The end of a stream, with the complete response."""
 
     response: ModelResponse
 
 
-StreamEvent = TextDelta | ReasoningDelta | ToolCallDelta | Done
+StreamEvent = TextDelta | ReasoningDelta | ToolCallDelta | StreamRestart | Done
 
 
 class Model(abc.ABC):

@@ -1,11 +1,17 @@
 """Any OpenAI-compatible chat-completions endpoint: OpenAI itself, Moonshot (Kimi),
-DeepSeek, DashScope (Qwen), Zhipu (GLM), Ollama, vLLM …
+DeepSeek, DashScope (Qwen), Zhipu (GLM), Doubao, MiniMax, Gemini, Groq, Ollama, vLLM …
 
 One ``POST {base_url}/chat/completions``, answered in one piece or as server-sent events
 (``data: {chunk}`` lines ending with ``data: [DONE]``). Tool-call arguments stream in
-fragments keyed by the call's ``index``; with ``stream_options.include_usage`` the last
-chunk (with no choices) carries the token counts. Reasoning models of DeepSeek and Kimi
-send their reasoning as ``reasoning_content`` (vLLM and others as ``reasoning``).
+fragments keyed by the call's ``index`` (a server that omits it starts each call with a
+new ``id``); with ``stream_options.include_usage`` the last chunk (with no choices)
+carries the token counts.
+
+What differs between providers is data in their :class:`~buddy.models.providers.Provider`
+row: which fields carry reasoning (``reasoning_content`` of DeepSeek and Kimi,
+``reasoning`` of vLLM and OpenRouter, MiniMax's ``reasoning_details``), which of them go
+back with each tool-calling step of the turn (:class:`~buddy.models.base.Replay`), and
+how thinking is configured.
 """
 
 from __future__ import annotations
@@ -22,15 +28,19 @@ import httpx
 from buddy.errors import ModelError
 from buddy.models.base import (
     Done,
+    Message,
     ModelRequest,
     ModelResponse,
     ReasoningDelta,
+    Replay,
     StreamEvent,
     TextDelta,
+    Thinking,
     ToolCall,
     ToolCallDelta,
     Usage,
 )
+from buddy.models.providers import PROVIDERS, Provider
 from buddy.models.resilience import (
     HttpModel,
     cut_stream,
@@ -65,9 +75,12 @@ class OpenAIChatModel(HttpModel):
         temperature: Default sampling temperature.
         max_tokens: Default output limit.
         top_p: Default nucleus sampling.
-        max_tokens_field: The body field for the output limit; OpenAI's own newer models
-            want ``max_completion_tokens``, compatible providers ``max_tokens``.
-        headers: Extra headers for every request.
+        thinking: Default thinking settings, written as the provider's row says.
+        max_tokens_field: The body field for the output limit; by default the row's
+            (OpenAI's own models want ``max_completion_tokens``, others ``max_tokens``).
+        headers: Extra headers for every request, after the row's own.
+        rules: The provider's row; by default the one named ``provider`` (an unknown
+            name gets ``openai-compatible``'s).
     """
 
     def __init__(
@@ -83,12 +96,15 @@ class OpenAIChatModel(HttpModel):
         temperature: float | None = None,
         max_tokens: int | None = None,
         top_p: float | None = None,
-        max_tokens_field: str = "max_tokens",
+        thinking: Thinking | None = None,
+        max_tokens_field: str | None = None,
         headers: Mapping[str, str] | None = None,
+        rules: Provider | None = None,
     ) -> None:
+        self.rules = rules or PROVIDERS.get(provider) or PROVIDERS["openai-compatible"]
         self.url = base_url.rstrip("/") + "/chat/completions"
-        self.max_tokens_field = max_tokens_field
-        own = dict(headers or {})
+        self.max_tokens_field = max_tokens_field or self.rules.max_tokens_field
+        own = {**self.rules.headers, **(headers or {})}
         if api_key:
             own["authorization"] = f"Bearer {api_key}"
         self._init_http(
@@ -100,6 +116,7 @@ class OpenAIChatModel(HttpModel):
             temperature=temperature,
             max_tokens=max_tokens,
             top_p=top_p,
+            thinking=thinking,
             headers=own,
         )
 
@@ -109,7 +126,7 @@ class OpenAIChatModel(HttpModel):
         Raises:
             ModelError: As :meth:`request`; also a stream cut before ``data: [DONE]``.
         """
-        state = _StreamState(self.name)
+        state = _StreamState(self.name, self.rules)
         finished = False
         async with (
             open_stream(
@@ -135,7 +152,11 @@ class OpenAIChatModel(HttpModel):
 
     def body(self, request: ModelRequest, *, stream: bool) -> dict[str, Any]:
         """The JSON body for ``request``."""
-        body: dict[str, Any] = {"model": self.model_name, "messages": messages(request)}
+        body: dict[str, Any] = {
+            "model": self.model_name,
+            "messages": messages(request, self.rules, self.name),
+            **self.rules.extra_body,
+        }
         if request.tools:
             body["tools"] = [
                 {
@@ -154,9 +175,11 @@ class OpenAIChatModel(HttpModel):
             "top_p": _first(request.top_p, self.top_p),
         }
         body.update({key: value for key, value in settings.items() if value is not None})
+        body.update(thinking_fields(self.rules.thinking, _first(request.thinking, self.thinking)))
         if stream:
             body["stream"] = True
-            body["stream_options"] = {"include_usage": True}
+            if self.rules.stream_usage:
+                body["stream_options"] = {"include_usage": True}
         return body
 
     def _response(self, data: Any) -> ModelResponse:
@@ -175,18 +198,73 @@ class OpenAIChatModel(HttpModel):
             if isinstance(raw, dict)
         )
         finish = choices[0].get("finish_reason")
+        fields = {
+            key: message[key]
+            for key in (*self.rules.pass_back, *self.rules.signed_pass_back)
+            if message.get(key) is not None
+        }
+        extras = {
+            call.id: raw["extra_content"]
+            for call, raw in zip(calls, message.get("tool_calls") or (), strict=False)
+            if isinstance(raw, dict) and raw.get("extra_content") is not None
+        }
         return ModelResponse(
             text=_text(message.get("content")),
             tool_calls=calls,
-            reasoning=_reasoning(message),
+            reasoning=_reasoning(message, self.rules.reasoning),
             usage=_usage(data.get("usage")),
             finish_reason=finish if isinstance(finish, str) else _default_finish(calls),
             model=self.name,
+            replay=_replay(self.name, fields, extras),
         )
 
 
-def messages(request: ModelRequest) -> list[dict[str, Any]]:
-    """The chat-completions ``messages`` for ``request``: the system prompt first."""
+def thinking_fields(style: str, thinking: Thinking | None) -> dict[str, Any]:
+    """The body fields that say ``thinking`` in a provider's ``style``
+    (:data:`~buddy.models.providers.THINKING_STYLES`); nothing for a part the style cannot
+    say (``buddy validate`` warns about those)."""
+    if thinking is None:
+        return {}
+    budget, effort = thinking.budget_tokens, thinking.effort
+    fields: dict[str, Any]
+    if style in ("type", "type_effort"):
+        fields = {"thinking": {"type": "enabled" if thinking.enabled else "disabled"}}
+        if style == "type_effort" and thinking.enabled and effort:
+            fields["reasoning_effort"] = effort
+        return fields
+    if style == "enable_thinking":
+        fields = {"enable_thinking": thinking.enabled}
+        if thinking.enabled and budget is not None:
+            fields["thinking_budget"] = budget
+        return fields
+    if style == "reasoning_effort":
+        return {"reasoning_effort": effort} if thinking.enabled and effort else {}
+    if style == "openrouter":
+        reasoning: dict[str, Any] = {"enabled": thinking.enabled}
+        if thinking.enabled and effort:
+            reasoning["effort"] = effort
+        elif thinking.enabled and budget is not None:
+            reasoning["max_tokens"] = budget
+        return {"reasoning": reasoning}
+    return {}
+
+
+def _replay(model: str, fields: dict[str, Any], extras: dict[str, Any]) -> Replay | None:
+    if extras:
+        fields = {**fields, "extra_content": extras}
+    return Replay(model, fields) if fields else None
+
+
+def messages(
+    request: ModelRequest, rules: Provider | None = None, model: str = ""
+) -> list[dict[str, Any]]:
+    """The chat-completions ``messages`` for ``request``: the system prompt first.
+
+    An assistant step that called tools carries back what ``rules`` names: the
+    ``pass_back`` fields whoever wrote them, the ``signed_pass_back`` fields only to
+    ``model``, the model that wrote them.
+    """
+    rules = rules or PROVIDERS["openai-compatible"]
     out: list[dict[str, Any]] = []
     if request.system:
         out.append({"role": "system", "content": request.system})
@@ -206,6 +284,7 @@ def messages(request: ModelRequest) -> list[dict[str, Any]]:
                     }
                     for call in message.tool_calls
                 ]
+                _write_back(entry, message, rules, model)
             out.append(entry)
         else:
             out.append(
@@ -218,11 +297,39 @@ def messages(request: ModelRequest) -> list[dict[str, Any]]:
     return out
 
 
+#: What a tool-calling step of an earlier turn carries as ``reasoning_content`` when the
+#: record kept no reasoning for it (a fallback answered, or thinking was off): providers
+#: that need the field refuse it missing or empty.
+NO_REASONING = " "
+
+
+def _write_back(entry: dict[str, Any], message: Message, rules: Provider, model: str) -> None:
+    """The provider's own fields of an assistant step that called tools: from the
+    step's :class:`Replay` within its turn, else (``reasoning_content`` in later turns)
+    the reasoning the record kept."""
+    replay = message.replay
+    fields = replay.fields if replay is not None else {}
+    own = replay is not None and replay.model == model
+    for key in (*rules.pass_back, *(rules.signed_pass_back if own else ())):
+        value = fields.get(key)
+        if key == "reasoning_content" and not value:
+            value = message.reasoning or NO_REASONING
+        if value is None:
+            continue
+        if key == "extra_content":  # per call, by call id
+            for call in entry["tool_calls"]:
+                if call["id"] in value:
+                    call["extra_content"] = value[call["id"]]
+        else:
+            entry[key] = value
+
+
 @dataclass
 class _PartialCall:
     id: str | None = None
     name: str | None = None
     arguments: list[str] = field(default_factory=list)
+    extra: Any = None
 
 
 @dataclass
@@ -230,9 +337,13 @@ class _StreamState:
     """What the chunks of one stream have said so far."""
 
     model: str
+    rules: Provider
     text: list[str] = field(default_factory=list)
     reasoning: list[str] = field(default_factory=list)
-    calls: dict[int, _PartialCall] = field(default_factory=dict)
+    calls: list[_PartialCall] = field(default_factory=list)  # in the order they began
+    by_index: dict[int, _PartialCall] = field(default_factory=dict)
+    fields: dict[str, list[str]] = field(default_factory=dict)  # replayed text fields
+    details: dict[int, dict[str, Any]] = field(default_factory=dict)  # reasoning_details
     usage: Usage = field(default_factory=Usage)
     finish_reason: str | None = None
 
@@ -252,7 +363,8 @@ class _StreamState:
             delta = choice.get("delta") or {}
             if not isinstance(delta, dict):
                 raise malformed(self.model, "a stream choice's delta is not a JSON object")
-            reasoning = _reasoning(delta)
+            self._keep(delta)
+            reasoning = _reasoning(delta, self.rules.reasoning)
             if reasoning:
                 self.reasoning.append(reasoning)
                 yield ReasoningDelta(reasoning)
@@ -260,33 +372,58 @@ class _StreamState:
             if text:
                 self.text.append(text)
                 yield TextDelta(text)
-            for position, raw in enumerate(delta.get("tool_calls") or ()):
-                yield self._call_delta(position, raw)
+            for raw in delta.get("tool_calls") or ():
+                yield self._call_delta(raw)
             if isinstance(choice.get("finish_reason"), str):
                 self.finish_reason = choice["finish_reason"]
 
-    def _call_delta(self, position: int, raw: Any) -> ToolCallDelta:
+    def _keep(self, delta: Mapping[str, Any]) -> None:
+        """Collect the fields the provider needs back: text fields join, detail lists
+        merge by their ``index``."""
+        for key in (*self.rules.pass_back, *self.rules.signed_pass_back):
+            value = delta.get(key)
+            if isinstance(value, str):
+                self.fields.setdefault(key, []).append(value)
+            elif key == "reasoning_details" and isinstance(value, list):
+                for position, item in enumerate(value):
+                    if isinstance(item, dict):
+                        _merge_detail(self.details, item, position)
+
+    def _call_delta(self, raw: Any) -> ToolCallDelta:
         if not isinstance(raw, dict):
             raise malformed(self.model, "a streamed tool call is not a JSON object")
-        index = raw.get("index", position)
-        if not isinstance(index, int):
-            raise malformed(self.model, "a streamed tool call has no integer index")
+        index = raw.get("index")
+        if index is not None and (not isinstance(index, int) or isinstance(index, bool)):
+            raise malformed(self.model, "a streamed tool call's index is not an integer")
         function = raw.get("function") or {}
         if not isinstance(function, dict):
             raise malformed(self.model, "a streamed tool call's function is not a JSON object")
-        call_id = raw.get("id") if isinstance(raw.get("id"), str) else None
+        call_id = raw.get("id") if isinstance(raw.get("id"), str) and raw.get("id") else None
         name = function.get("name") if isinstance(function.get("name"), str) else None
         arguments = _arguments(function.get("arguments"))
-        partial = self.calls.setdefault(index, _PartialCall())
-        # Some providers repeat the id and name on every fragment: the first one counts.
-        partial.id = partial.id or call_id or None
+        partial = (
+            self.by_index.get(index)
+            if index is not None
+            else (self.calls[-1] if self.calls else None)
+        )
+        # A new id starts a new call: some servers send no index, or reuse one. Others
+        # repeat the id (and name) on every fragment: the same id continues the call.
+        if partial is None or (call_id and partial.id and partial.id != call_id):
+            partial = _PartialCall()
+            self.calls.append(partial)
+            if index is not None:
+                self.by_index[index] = partial
+        partial.id = partial.id or call_id
         partial.name = partial.name or name or None
         partial.arguments.append(arguments)
-        return ToolCallDelta(index, call_id or None, name or None, arguments)
+        if partial.extra is None and raw.get("extra_content") is not None:
+            partial.extra = raw["extra_content"]
+        ordinal = self.calls.index(partial)
+        return ToolCallDelta(ordinal, call_id, name or None, arguments)
 
     def response(self) -> ModelResponse:
         """The complete response, once the stream ended."""
-        if any(not partial.name for partial in self.calls.values()):
+        if any(not partial.name for partial in self.calls):
             raise malformed(self.model, "a streamed tool call never got its name")
         calls = tuple(
             ToolCall(
@@ -294,8 +431,16 @@ class _StreamState:
                 partial.name or "",
                 "".join(partial.arguments) or "{}",
             )
-            for _, partial in sorted(self.calls.items())
+            for partial in self.calls
         )
+        fields: dict[str, Any] = {key: "".join(parts) for key, parts in self.fields.items()}
+        if self.details:
+            fields["reasoning_details"] = [self.details[k] for k in sorted(self.details)]
+        extras = {
+            call.id: partial.extra
+            for call, partial in zip(calls, self.calls, strict=True)
+            if partial.extra is not None
+        }
         return ModelResponse(
             text="".join(self.text),
             tool_calls=calls,
@@ -303,7 +448,23 @@ class _StreamState:
             usage=self.usage,
             finish_reason=self.finish_reason or _default_finish(calls),
             model=self.model,
+            replay=_replay(self.model, fields, extras),
         )
+
+
+def _merge_detail(
+    details: dict[int, dict[str, Any]], item: Mapping[str, Any], position: int
+) -> None:
+    """One streamed ``reasoning_details`` entry into the one it continues: its text
+    fields are appended, the rest (type, id, format, signature) kept as first given."""
+    index = item.get("index")
+    key = index if isinstance(index, int) and not isinstance(index, bool) else position
+    merged = details.setdefault(key, {})
+    for name, value in item.items():
+        if name in ("text", "summary", "data") and isinstance(value, str):
+            merged[name] = merged.get(name, "") + value
+        elif merged.get(name) is None:
+            merged[name] = value
 
 
 def _first(*values: Any) -> Any:
@@ -323,11 +484,21 @@ def _text(content: Any) -> str:
     return ""
 
 
-def _reasoning(message: Mapping[str, Any]) -> str:
-    for key in ("reasoning_content", "reasoning"):
+def _reasoning(message: Mapping[str, Any], keys: tuple[str, ...]) -> str:
+    """The reasoning text of a message or delta: the first of ``keys`` present, then
+    the text of ``reasoning_details`` entries."""
+    for key in keys:
         value = message.get(key)
         if isinstance(value, str) and value:
             return value
+    details = message.get("reasoning_details")
+    if isinstance(details, list):
+        return "".join(
+            item.get("text") or item.get("summary") or ""
+            for item in details
+            if isinstance(item, dict)
+            and isinstance(item.get("text") or item.get("summary") or "", str)
+        )
     return ""
 
 

@@ -32,6 +32,7 @@ from buddy.errors import ModelConfigError
 from buddy.models.anthropic import AnthropicModel
 from buddy.models.base import Model, ModelRequest, ModelResponse, StreamEvent
 from buddy.models.openai import OpenAIChatModel
+from buddy.models.providers import PROVIDERS
 from buddy.models.resilience import FallbackModel, RetryingModel, Sleep
 
 __all__ = ["UnusableModel", "resolve"]
@@ -128,26 +129,27 @@ def _build(
         raise ModelConfigError(
             spec.ref, f"provider {spec.provider} has no default endpoint: set model.base_url"
         )
+    preset = PROVIDERS.get(spec.provider)
     api_key = env.get(spec.api_key_env) if spec.api_key_env else None
-    if spec.api_key_env and not api_key:
+    required = preset.key_required if preset is not None else True
+    if spec.api_key_env and required and not api_key:
         raise ModelConfigError(
             spec.ref, f"the API key is missing: set {spec.api_key_env} to use {spec.ref}"
         )
     common: dict[str, Any] = {
         "provider": spec.provider,
         "base_url": spec.base_url,
-        "api_key": api_key,
+        "api_key": api_key or None,
         "api_key_env": spec.api_key_env,
         "http": http,
         "temperature": spec.temperature,
         "max_tokens": spec.max_tokens,
         "top_p": spec.top_p,
+        "thinking": spec.thinking,
     }
     model: Model
     if spec.api == "openai":
-        # OpenAI's own reasoning models refuse max_tokens; compatible servers know only it.
-        field = "max_completion_tokens" if spec.provider == "openai" else "max_tokens"
-        model = OpenAIChatModel(spec.name, max_tokens_field=field, **common)
+        model = OpenAIChatModel(spec.name, **common)
     else:
         model = AnthropicModel(spec.name, **common)
     return RetryingModel(model, sleep=sleep)

@@ -28,7 +28,14 @@ from typing import Any
 import httpx
 
 from buddy.errors import ModelConfigError, ModelError
-from buddy.models.base import Model, ModelRequest, ModelResponse, StreamEvent
+from buddy.models.base import (
+    Model,
+    ModelRequest,
+    ModelResponse,
+    StreamEvent,
+    StreamRestart,
+    Thinking,
+)
 
 __all__ = [
     "FallbackModel",
@@ -61,6 +68,7 @@ class HttpModel(Model):
         temperature: float | None,
         max_tokens: int | None,
         top_p: float | None,
+        thinking: Thinking | None,
         headers: dict[str, str],
     ) -> None:
         self.model_name = model
@@ -70,6 +78,7 @@ class HttpModel(Model):
         self.temperature = temperature
         self.max_tokens = max_tokens
         self.top_p = top_p
+        self.thinking = thinking
         self._headers = headers
         self._http = http
         self._owns_http = http is None
@@ -125,8 +134,10 @@ class RetryingModel(Model):
     event within it (a long reply may stream for longer than ``timeout`` in total). Hitting
     it is a retryable error like any other.
 
-    A stream is retried only while it has yielded nothing: once text went out to the
-    caller, starting again would repeat it, so the error is raised instead.
+    A stream that fails part-way is retried like a failed request (same attempts, same
+    waits): the retry first yields :class:`~buddy.models.base.StreamRestart`, telling the
+    caller to drop the deltas it has so far. Nothing reaches a user before the turn is
+    committed, so this is safe on every path; the playground's live preview starts over.
 
     Args:
         model: The model to call.
@@ -184,10 +195,12 @@ class RetryingModel(Model):
             attempt += 1
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
-        """Stream the answer to ``request``, retrying failures that come before any event.
+        """Stream the answer to ``request``, retrying retryable failures.
+
+        A retry after some events first yields :class:`StreamRestart`.
 
         Raises:
-            ModelError: As :meth:`request`; also any error after the first event.
+            ModelError: As :meth:`request`.
         """
         attempt = 1
         while True:
@@ -199,9 +212,9 @@ class RetryingModel(Model):
                         yield event
                 return
             except ModelError as error:
-                if started:
-                    raise
                 await self._before_retry(attempt, error)
+                if started:
+                    yield StreamRestart(str(error))
             attempt += 1
 
     async def aclose(self) -> None:
@@ -264,7 +277,8 @@ class FallbackModel(Model):
     error (a 400, say: the request itself is wrong) is raised at once, since another model
     would most likely refuse it too.
 
-    A stream falls through only while it has yielded nothing.
+    A stream that fails part-way falls through the same way, after a
+    :class:`~buddy.models.base.StreamRestart`.
 
     Args:
         models: The models, in the order to try them; at least one.
@@ -296,10 +310,11 @@ class FallbackModel(Model):
         raise self._all_failed(errors)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
-        """Stream with the first model that can, falling through only before any event.
+        """Stream with the first model that can; falling through after some events
+        first yields :class:`StreamRestart`.
 
         Raises:
-            ModelError: As :meth:`request`; also any error after the first event.
+            ModelError: As :meth:`request`.
         """
         errors: list[ModelError] = []
         for model in self.models:
@@ -311,9 +326,9 @@ class FallbackModel(Model):
                         yield event
                 return
             except ModelError as error:
-                if started:
-                    raise
                 self._fall_through(model, error, errors)
+                if started and len(errors) < len(self.models):
+                    yield StreamRestart(str(error))
         raise self._all_failed(errors)
 
     async def aclose(self) -> None:

@@ -128,7 +128,7 @@ class Agent:
             model = resolve(blueprint.model)
         self.blueprint = blueprint
         self.client = DetachedClient()
-        self.loop = AgentLoop(model, build_tools(blueprint), Hooks(blueprint), blueprint.model)
+        self.loop = AgentLoop(model, build_tools(blueprint), Hooks(blueprint))
         self.resources = Resources.load(blueprint.resources)
         self.keep_history = keep_history
         self.history: list[Message] = []

@@ -20,7 +20,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from buddy.compile.blueprint import ModelSpec
 from buddy.errors import ModelError, PlatformError, ResourceNotFoundError, ToolError
 from buddy.models.base import (
     Done,
@@ -29,6 +28,7 @@ from buddy.models.base import (
     ModelRequest,
     ModelResponse,
     ReasoningDelta,
+    StreamRestart,
     TextDelta,
     ToolCall,
     ToolCallDelta,
@@ -130,8 +130,14 @@ class _Recorder:
                 step["content"] = _arguments_for_record(call.arguments)
             self.steps.append(step)
         if text or calls:
+            kept = REDACTED if self.redacting else reasoning
             self.messages.append(
-                Message("assistant", text if keep_text else REDACTED, tool_calls=calls)
+                Message(
+                    "assistant",
+                    text if keep_text else REDACTED,
+                    tool_calls=calls,
+                    reasoning=kept if reasoning else "",
+                )
             )
 
     def result(
@@ -178,10 +184,12 @@ class AgentLoop:
     """Runs turns of one buddy: its model, tools and hooks.
 
     Args:
-        model: The model (with its retries and fallbacks).
+        model: The model (with its retries and fallbacks). Sampling settings and
+            ``thinking`` are each model's own (:func:`buddy.models.registry.resolve`
+            builds every model of the chain with its own manifest settings), so the loop's
+            requests carry none: a fallback never gets the main model's settings.
         tools: The tools by name.
         hooks: The hook rules.
-        spec: The model spec, for sampling settings.
         max_steps: Model requests per turn before it is stopped.
     """
 
@@ -190,14 +198,12 @@ class AgentLoop:
         model: Model,
         tools: dict[str, Tool],
         hooks: Hooks,
-        spec: ModelSpec | None = None,
         *,
         max_steps: int = MAX_STEPS,
     ) -> None:
         self.model = model
         self.tools = tools
         self.hooks = hooks
-        self.spec = spec
         self.max_steps = max_steps
         self.definitions = tuple(
             ToolDefinition(t.name, t.description, t.parameters) for t in tools.values()
@@ -235,8 +241,17 @@ class AgentLoop:
             final = not response.tool_calls
             recorder.model_step(response, final=final)
             # The model keeps seeing everything within the turn; only the record and the
-            # history kept for later turns are redacted.
-            messages.append(Message("assistant", response.text, tool_calls=response.tool_calls))
+            # history kept for later turns are redacted. What the provider needs back from
+            # this step (its reasoning, signed thinking) stays for the rest of the turn.
+            messages.append(
+                Message(
+                    "assistant",
+                    response.text,
+                    tool_calls=response.tool_calls,
+                    reasoning=response.reasoning,
+                    replay=response.replay,
+                )
+            )
             if final:
                 reply = response.text or None
                 emit(AgentEvent("turn_end", {"step": step}))
@@ -261,15 +276,7 @@ class AgentLoop:
     async def _ask(
         self, system: str, messages: list[Message], emit: Callable[[AgentEvent], None]
     ) -> ModelResponse:
-        spec = self.spec
-        request = ModelRequest(
-            system=system,
-            messages=tuple(messages),
-            tools=self.definitions,
-            temperature=spec.temperature if spec else None,
-            max_tokens=spec.max_tokens if spec else None,
-            top_p=spec.top_p if spec else None,
-        )
+        request = ModelRequest(system=system, messages=tuple(messages), tools=self.definitions)
         emit(AgentEvent("message_start"))
         response: ModelResponse | None = None
         async for event in self.model.stream(request):
@@ -279,6 +286,8 @@ class AgentLoop:
                 emit(AgentEvent("message_update", {"reasoning": event.text}))
             elif isinstance(event, ToolCallDelta):
                 emit(AgentEvent("message_update", {"tool_call": event.index}))
+            elif isinstance(event, StreamRestart):  # a retry: what streamed so far is void
+                emit(AgentEvent("message_start", {"restart": event.reason}))
             elif isinstance(event, Done):
                 response = event.response
         if response is None:

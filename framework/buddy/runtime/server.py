@@ -73,18 +73,33 @@ def _user_text(record: Mapping[str, Any]) -> str:
 
 
 def records_to_messages(records: Sequence[Mapping[str, Any]], *, group: bool) -> list[Message]:
-    """Model history from stored turn records (redacted steps stay redacted)."""
+    """Model history from stored turn records (redacted steps stay redacted).
+
+    A model step is stored as its reasoning, its text and its tool calls, in that order;
+    each becomes one assistant message carrying the reasoning (providers such as
+    DeepSeek want it back with every tool-calling step of the history).
+    """
     messages: list[Message] = []
     for record in records:
         messages.append(Message("user", _user_text({**record, "group": group})))
         pending: list[ToolCall] = []
-        text = ""
+        text = reasoning = ""
+
+        def flush() -> None:
+            nonlocal pending, text, reasoning
+            if pending:
+                messages.append(
+                    Message("assistant", text, tool_calls=tuple(pending), reasoning=reasoning)
+                )
+                pending, text, reasoning = [], "", ""
+
         for step in record.get("steps", []):
             kind = step.get("type")
-            if kind == "text":
-                if pending:
-                    messages.append(Message("assistant", text, tool_calls=tuple(pending)))
-                    pending, text = [], ""
+            if kind == "reasoning":
+                flush()
+                reasoning = REDACTED if step.get("redacted") else str(step.get("content") or "")
+            elif kind == "text":
+                flush()
                 text = REDACTED if step.get("redacted") else str(step.get("content") or "")
             elif kind == "tool_call":
                 arguments = (
@@ -94,9 +109,7 @@ def records_to_messages(records: Sequence[Mapping[str, Any]], *, group: bool) ->
                 )
                 pending.append(ToolCall(str(step.get("call_id")), str(step.get("tool")), arguments))
             elif kind == "tool_result":
-                if pending:
-                    messages.append(Message("assistant", text, tool_calls=tuple(pending)))
-                    pending, text = [], ""
+                flush()
                 content = REDACTED if step.get("redacted") else step.get("content")
                 shown = (
                     content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
@@ -111,11 +124,11 @@ def records_to_messages(records: Sequence[Mapping[str, Any]], *, group: bool) ->
                     )
                 )
         if pending:
-            messages.append(Message("assistant", text, tool_calls=tuple(pending)))
+            flush()
         elif text:
-            messages.append(Message("assistant", text))
+            messages.append(Message("assistant", text, reasoning=reasoning))
         elif record.get("reply"):
-            messages.append(Message("assistant", str(record["reply"])))
+            messages.append(Message("assistant", str(record["reply"]), reasoning=reasoning))
     return messages
 
 
@@ -128,7 +141,7 @@ class Buddy:
         self.model = model
         self.resources = Resources.load(blueprint.resources)
         self.declared = {s.key: s for s in blueprint.proactive.subscriptions}
-        self.loop = AgentLoop(model, build_tools(blueprint), Hooks(blueprint), blueprint.model)
+        self.loop = AgentLoop(model, build_tools(blueprint), Hooks(blueprint))
 
     async def start(self) -> None:
         """Upload the data declaration (even empty) and the widget types.
