@@ -149,6 +149,28 @@ def test_a_manifest_broken_after_caching_is_reported(manifest: Path, compiles: C
     assert compiles.count == 2
 
 
+@pytest.mark.parametrize("swap", ["fifo", "large"])
+def test_a_resource_swapped_after_caching_is_compiled_and_refused_not_read(
+    manifest: Path, compiles: Compiles, swap: str
+) -> None:
+    """A resource replaced by a FIFO (or by a file over the limit) after the cache was
+    written: the fingerprint does not open it (it used to hang, or read it whole)."""
+    buddy.load(manifest)
+    resource = manifest.parent / "resources" / "notes.md"
+    resource.unlink()
+    if swap == "fifo":
+        os.mkfifo(resource)
+    else:
+        with resource.open("wb") as stream:
+            stream.truncate(cache.MAX_FILE_BYTES + 1)  # sparse: nothing is written
+    with pytest.raises(ManifestError) as caught:
+        buddy.load(manifest)
+    assert caught.value.issues[0].code == (
+        "file-not-regular" if swap == "fifo" else "file-too-large"
+    )
+    assert compiles.count == 2
+
+
 def test_an_invalid_manifest_is_never_cached(write: Write, compiles: Compiles) -> None:
     """Nothing is written for a buddy with problems."""
     manifest = write({"buddy.yaml": "name: broken\n"})

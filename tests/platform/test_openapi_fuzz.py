@@ -1,4 +1,5 @@
-"""schemathesis against the dev platform's /openapi.json: no 5xx, every 4xx with a reason.
+"""schemathesis against the dev platform's /openapi.json: no 5xx, every 4xx with a reason,
+and every status an operation answers documented in the document (with its error body).
 
 Bounded: a fixed number of examples per operation, no deadline, on a real socket.
 """
@@ -16,6 +17,10 @@ import pytest
 import schemathesis
 import uvicorn
 from hypothesis import HealthCheck, settings
+from schemathesis.specs.openapi.checks import (
+    content_type_conformance,
+    status_code_conformance,
+)
 
 from buddy.platform.dev.app import create_app
 from tests.platform.conftest import ADMIN, free_port
@@ -83,3 +88,4 @@ def test_no_server_errors(case: Any, platform: _Platform) -> None:
         body = response.json()
         assert isinstance(body.get("reason"), str), body
         assert body["reason"]
+    case.validate_response(response, checks=[status_code_conformance, content_type_conformance])

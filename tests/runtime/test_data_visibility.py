@@ -101,7 +101,9 @@ async def test_nothing_after_the_read_is_stored(platform: LocalPlatform) -> None
     refusals = {m.name: m for m in model.requests[3].messages[-3:]}
     assert refusals["remember"].is_error and "读过用户授权的数据" in refusals["remember"].content
     assert refusals["ask_question"].is_error
-    assert refusals["widget_create"].is_error  # widget contents could carry the values too
+    # The contract refuses only memory and question cards; a widget write runs (its
+    # arguments redacted in the record) unless the manifest says `after_read: strict`.
+    assert not refusals["widget_create"].is_error
 
     turn = (await platform.turns(conversation_id))[-1]
     stored = json.dumps(turn, ensure_ascii=False)

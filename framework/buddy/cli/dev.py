@@ -42,6 +42,7 @@ async def _serve(
     model: str | None,
     profile: str | None,
     out: TextIO,
+    idle_seconds: float | None,
 ) -> None:
     from buddy.playground.session import DevSession
 
@@ -50,7 +51,15 @@ async def _serve(
     for sig in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(sig, stop.set)
-    session = DevSession(manifests, db=db, port=port, model=model, profile=profile, out=out)
+    session = DevSession(
+        manifests,
+        db=db,
+        port=port,
+        model=model,
+        profile=profile,
+        out=out,
+        idle_seconds=idle_seconds,
+    )
     try:
         await session.start()
         print(
@@ -70,15 +79,19 @@ def dev(
     db: str | None,
     model: str | None,
     profile: str | None,
+    idle_seconds: float | None = None,
 ) -> int:
-    """Run the playground until interrupted; returns the exit code."""
+    """Run the playground until interrupted; returns the exit code.
+
+    ``idle_seconds`` shortens the 30-minute recycle of an idle conversation (testing).
+    """
     manifests = _manifests(paths, sys.stderr)
     if manifests is None:
         return 2
     with tempfile.TemporaryDirectory(prefix="buddy-dev-") as scratch:
         database = db or str(Path(scratch) / "platform.db")
         try:
-            asyncio.run(_serve(manifests, port, database, model, profile, sys.stdout))
+            asyncio.run(_serve(manifests, port, database, model, profile, sys.stdout, idle_seconds))
         except KeyboardInterrupt:
             pass
         except OSError as exc:  # the port is taken, say

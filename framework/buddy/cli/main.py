@@ -12,6 +12,23 @@ __all__ = ["main"]
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
 
 
+IDLE_HELP = (
+    "recycle a conversation idle this long (default 1800: the platform's 30 minutes; "
+    "shorten it only for testing)"
+)
+
+
+def _positive(text: str) -> float:
+    """An argparse type: a number of seconds above 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not (0 < value < float("inf")):
+        raise argparse.ArgumentTypeError(f"must be above 0 seconds, not {text}")
+    return value
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="buddy",
@@ -61,18 +78,7 @@ def _parser() -> argparse.ArgumentParser:
     chat.add_argument("--profile", help=profile_help)
     chat.add_argument("--db", help="keep the platform's data in this SQLite file")
 
-    run = sub.add_parser(
-        "run",
-        help="connect a buddy to a platform and run its conversations",
-        description="Run a buddy against a platform: BUDDY_TOKEN and BUDDY_PLATFORM_URL (or "
-        "--platform) from the environment. SIGTERM finishes in-flight turns, then exits 0; "
-        "a supersede exits 3.",
-    )
-    run.add_argument("path", metavar="PATH")
-    run.add_argument("--platform", help="platform URL (default: $BUDDY_PLATFORM_URL)")
-    run.add_argument("--model", help=model_help)
-    run.add_argument("--profile", help=profile_help)
-    run.add_argument("--shutdown-deadline", type=float, default=20.0, metavar="SECONDS")
+    _add_run(sub, model_help, profile_help)
 
     test = sub.add_parser(
         "test",
@@ -168,6 +174,24 @@ def _card_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     card_version.add_argument("--v3", dest="card_version", action="store_const", const=3)
 
 
+def _add_run(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser], model_help: str, profile_help: str
+) -> None:
+    run = sub.add_parser(
+        "run",
+        help="connect a buddy to a platform and run its conversations",
+        description="Run a buddy against a platform: BUDDY_TOKEN and BUDDY_PLATFORM_URL (or "
+        "--platform) from the environment. SIGTERM finishes in-flight turns, then exits 0; "
+        "a supersede exits 3.",
+    )
+    run.add_argument("path", metavar="PATH")
+    run.add_argument("--platform", help="platform URL (default: $BUDDY_PLATFORM_URL)")
+    run.add_argument("--model", help=model_help)
+    run.add_argument("--profile", help=profile_help)
+    run.add_argument("--shutdown-deadline", type=float, default=20.0, metavar="SECONDS")
+    run.add_argument("--idle-seconds", type=_positive, metavar="SECONDS", help=IDLE_HELP)
+
+
 def _add_dev(
     sub: argparse._SubParsersAction[argparse.ArgumentParser], model: str, profile: str
 ) -> None:
@@ -184,6 +208,7 @@ def _add_dev(
     dev.add_argument("--db", help="keep the platform's data in this SQLite file")
     dev.add_argument("--model", help=model)
     dev.add_argument("--profile", help=profile)
+    dev.add_argument("--idle-seconds", type=_positive, metavar="SECONDS", help=IDLE_HELP)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -240,7 +265,7 @@ def _run(argv: Sequence[str] | None) -> int:
     if args.command == "dev":
         from buddy.cli.dev import dev
 
-        return dev(args.paths, args.port, args.db, model, profile)
+        return dev(args.paths, args.port, args.db, model, profile, args.idle_seconds)
     if args.command == "chat":
         from buddy.cli.chat import chat
 
@@ -248,7 +273,9 @@ def _run(argv: Sequence[str] | None) -> int:
     if args.command == "run":
         from buddy.cli.run import run
 
-        return run(args.path, args.platform, profile, model, args.shutdown_deadline)
+        return run(
+            args.path, args.platform, profile, model, args.shutdown_deadline, args.idle_seconds
+        )
     from buddy.cli.commands import render
 
     return render(args.path, args.format, args.conversation, args.now, profile=profile, model=model)

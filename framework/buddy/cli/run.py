@@ -16,13 +16,19 @@ log = logging.getLogger("buddy.run")
 
 
 async def _serve(
-    path: str, url: str, token: str, profile: str | None, model_ref: str | None, deadline: float
+    path: str,
+    url: str,
+    token: str,
+    profile: str | None,
+    model_ref: str | None,
+    deadline: float,
+    idle_seconds: float | None,
 ) -> int:
     import buddy
     from buddy.errors import ManifestError, ModelConfigError, PlatformError, SupersededError
     from buddy.models.registry import resolve
     from buddy.platform.client import HttpPlatformClient
-    from buddy.runtime.server import Buddy, BuddyServer
+    from buddy.runtime.server import IDLE_SECONDS, Buddy, BuddyServer
 
     try:
         blueprint = buddy.load(path, profile=profile, model=model_ref)
@@ -34,7 +40,18 @@ async def _serve(
         print(f"buddy run: {exc}", file=sys.stderr)
         return 2
     client = HttpPlatformClient(url, token)
-    server = BuddyServer(Buddy(blueprint, client, model), shutdown_deadline=deadline)
+    try:
+        compiled = Buddy(blueprint, client, model)  # reads the resources again
+    except ManifestError as exc:  # a resource changed since the compile
+        print(exc, file=sys.stderr)
+        await client.close()
+        return 1
+    server = BuddyServer(
+        compiled,
+        shutdown_deadline=deadline,
+        buddy_id=os.environ.get("BUDDY_ID") or None,
+        idle_seconds=IDLE_SECONDS if idle_seconds is None else idle_seconds,
+    )
     loop = asyncio.get_running_loop()
     stopping = asyncio.Event()
 
@@ -64,8 +81,20 @@ async def _serve(
     return 0
 
 
-def run(path: str, url: str | None, profile: str | None, model: str | None, deadline: float) -> int:
-    """Run until SIGTERM (exit 0), a supersede (exit 3) or a start failure (exit 1)."""
+def run(
+    path: str,
+    url: str | None,
+    profile: str | None,
+    model: str | None,
+    deadline: float,
+    idle_seconds: float | None = None,
+) -> int:
+    """Run until SIGTERM (exit 0), a supersede (exit 3) or a start failure (exit 1).
+
+    ``BUDDY_ID``, when set, is the buddy this must run as: a token of another buddy stops
+    the run before any turn (exit 1), naming both. ``idle_seconds`` shortens the 30-minute
+    recycle of an idle conversation, for testing (production keeps the contract's 30).
+    """
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
@@ -74,4 +103,4 @@ def run(path: str, url: str | None, profile: str | None, model: str | None, dead
     if not token or not base:
         print("buddy run: set BUDDY_TOKEN and BUDDY_PLATFORM_URL (or --platform)", file=sys.stderr)
         return 2
-    return asyncio.run(_serve(path, base, token, profile, model, deadline))
+    return asyncio.run(_serve(path, base, token, profile, model, deadline, idle_seconds))

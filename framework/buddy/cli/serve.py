@@ -1,4 +1,4 @@
-"""``buddy platform``: serve the dev platform with uvicorn."""
+"""``buddy platform``: serve the dev platform with uvicorn (with read timeouts)."""
 
 from __future__ import annotations
 
@@ -16,11 +16,13 @@ def platform(db: str, host: str, port: int, admin_token: str | None) -> int:
     import uvicorn
 
     from buddy.platform.dev.app import create_app
+    from buddy.platform.dev.serving import server_config
 
     def announce(state: Platform) -> None:
         print(f"buddy dev platform on http://{host}:{port} (db {db})", file=sys.stderr, flush=True)
         print(f"admin token: {state.admin_token}", file=sys.stderr, flush=True)
 
     app = create_app(db, admin_token=admin_token, on_ready=announce)
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    # Header and body read timeouts close slow clients (buddy.platform.dev.serving).
+    uvicorn.Server(server_config(app, host, port)).run()
     return 0

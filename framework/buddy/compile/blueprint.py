@@ -159,10 +159,14 @@ class DataDeclaration:
     Attributes:
         requirements: The declared datasets, in the manifest's order.
         origin: Where it was declared: the manifest, or a legacy ``data-access.json``.
+        after_read: ``platform``: after a data read, memory writes and question cards are
+            refused for the rest of the turn; ``strict``: widget writes and proactive
+            subscriptions too.
     """
 
     requirements: tuple[DataRequirement, ...]
     origin: Path | None = None
+    after_read: Literal["platform", "strict"] = "platform"
 
 
 @dataclass(frozen=True, slots=True)

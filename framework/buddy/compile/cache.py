@@ -28,7 +28,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from buddy.compile.project import find_project_root, searched
+from buddy.compile.project import find_project_root, read_file, searched
 
 if TYPE_CHECKING:
     from buddy.compile.blueprint import Blueprint
@@ -41,6 +41,9 @@ FORMAT = b"buddy-blueprint-cache 1"
 # A project tree larger than this is not fingerprinted: walking it could cost more than
 # compiling, so such projects always compile.
 MAX_FILES = 20_000
+# A file the compile depended on that is larger than this is not fingerprinted (the
+# compile refuses such files anyway): the buddy compiles instead.
+MAX_FILE_BYTES = 1024 * 1024
 _PACKAGE = Path(__file__).resolve().parents[1]
 
 
@@ -101,7 +104,12 @@ def fingerprint(manifest: Path, files: tuple[Path, ...]) -> bytes | None:
             digest.update(f"{name}\n".encode(errors="surrogateescape"))
         for file in files:
             digest.update(f"\0{file}\0".encode(errors="surrogateescape"))
-            digest.update(hashlib.sha256(file.read_bytes()).digest())
+            # Regular files only, of bounded size: a file swapped for a FIFO or a huge
+            # one since the compile must not hang or exhaust a start; it compiles again.
+            content = read_file(file, str(file), MAX_FILE_BYTES)
+            if not isinstance(content, bytes):
+                return None
+            digest.update(hashlib.sha256(content).digest())
         for name in _names(_PACKAGE):
             info = os.stat(_PACKAGE / name)
             digest.update(f"{name}:{info.st_size}:{info.st_mtime_ns}\n".encode())

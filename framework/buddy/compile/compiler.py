@@ -9,7 +9,6 @@ the value that caused it. Nothing here imports or runs plugin code.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 from collections.abc import Iterable
@@ -52,7 +51,7 @@ from buddy.compile.persona import (
     search_path,
 )
 from buddy.compile.platform_tools import platform_tools
-from buddy.compile.project import searched
+from buddy.compile.project import inside, read_resources, searched
 from buddy.errors import Issue, ManifestError
 from buddy.manifest.load import Source, deep_merge, read_manifest
 from buddy.manifest.locate import issue_at, issues_from_validation, loc_of
@@ -79,16 +78,16 @@ from buddy.manifest.schema import (
     schema_problem,
 )
 from buddy.manifest.yamlio import (
-    MAX_FILE_BYTES,
     Document,
     Loc,
-    ParseError,
     YamlPath,
     load_document,
+    load_json,
     parse_document,
 )
 from buddy.models.base import Thinking
 from buddy.models.providers import PROVIDERS, infer_provider, split_ref
+from buddy.platform.limits import MEMORY_KEY_SCHEMA  # told the model when a parameter is a key
 
 __all__ = ["DEFAULT_PROACTIVE_PROMPT", "check", "diagnose", "load", "manifest_path"]
 
@@ -185,6 +184,18 @@ class _Compiler:
     def directory_of(self, path: YamlPath) -> Path:
         """The directory of the manifest file that wrote ``path`` (paths are relative to it)."""
         return self.source.declared_in(path).parent
+
+    def outside_file(self, file: Path, name: str) -> Issue:
+        """``file-outside-project`` for a file the buddy would read (symlinked out)."""
+        return Issue(
+            str(file),
+            0,
+            0,
+            "",
+            "file-outside-project",
+            f"{name} leads outside the project, to {file.resolve()}",
+            f"keep the file inside the project root {self.root}, not a symlink to one outside",
+        )
 
     def plugin_roots(self, path: YamlPath) -> list[Path]:
         roots = [self.directory_of(path).resolve(), self.root]
@@ -596,7 +607,7 @@ class _Compiler:
         origin: Path | None = self.source.declared_in(("data",)) if section is not None else None
         doc: Document = self.doc
         prefix: YamlPath = ("data",)
-        if legacy.is_file():
+        if os.path.lexists(legacy):  # a symlink too, even a dangling one: refused below
             if section is not None:
                 self.error(
                     ("data",),
@@ -606,7 +617,11 @@ class _Compiler:
                     key=True,
                 )
                 return DataDeclaration(())
-            loaded = _json_document(legacy, str(legacy), "data-json")
+            if not inside(legacy, self.root):
+                # The declaration is uploaded to the platform: not from outside the project.
+                self.issues.append(self.outside_file(legacy, "data-access.json"))
+                return DataDeclaration(())
+            loaded = load_json(legacy, code="data-json")
             if isinstance(loaded, Issue):
                 self.issues.append(loaded)
                 return DataDeclaration(())
@@ -638,7 +653,7 @@ class _Compiler:
             out.append(
                 DataRequirement(req.id, req.purpose, cap.title, cap.source, cap.schema_version)
             )
-        return DataDeclaration(tuple(out), origin)
+        return DataDeclaration(tuple(out), origin, section.after_read)
 
     # ------------------------------------------------------------ proactive
 
@@ -696,7 +711,7 @@ class _Compiler:
         except ValueError:  # a name no directory can have (a NUL byte): reported missing below
             folder = base / value
         if os.path.isdir(folder):  # unlike Path.is_dir, False for a name too long
-            if folder.is_relative_to(self.root):
+            if inside(folder, self.root):
                 return folder
             # Resources are served to the model and walked at every compile: a folder out
             # of the project (`resources: /`) would publish, and walk, anything on the disk.
@@ -721,23 +736,30 @@ class _Compiler:
         folder = self.folder("resources")
         if folder is None:
             return ()
-        out: list[Resource] = []
+        found: list[Path] = []
         for dirpath, dirnames, filenames in os.walk(folder):
             dirnames[:] = sorted(d for d in dirnames if searched(d))
-            for filename in filenames:
+            for filename in sorted(filenames):
                 file = Path(dirpath) / filename
                 if filename.startswith(".") or not filename.endswith(".md"):
                     continue
-                if not file.resolve().is_relative_to(folder):  # a symlink leading out
+                if not inside(file, folder):  # a symlink leading out
                     continue
-                content = file.read_bytes()
-                rel = PurePosixPath(file.relative_to(folder).as_posix())
-                out.append(
-                    Resource(
-                        str(rel), file.resolve(), len(content), hashlib.sha256(content).hexdigest()
-                    )
+                found.append(file)
+        # Regular files only, each and all together under the resource limits.
+        contents, problems = read_resources((file, str(file)) for file in found)
+        if problems:
+            self.issues.extend(problems)
+            return ()
+        out: list[Resource] = []
+        for file, content in zip(found, contents, strict=True):
+            rel = PurePosixPath(file.relative_to(folder).as_posix())
+            out.append(
+                Resource(
+                    str(rel), file.resolve(), len(content), hashlib.sha256(content).hexdigest()
                 )
-                self.files.add(file.resolve())
+            )
+            self.files.add(file.resolve())
         return tuple(sorted(out, key=lambda r: r.path))
 
     def widgets(self) -> tuple[WidgetType, ...]:
@@ -747,6 +769,22 @@ class _Compiler:
         out: list[WidgetType] = []
         for entry in sorted(folder.iterdir()):
             if not entry.is_dir() or not searched(entry.name):
+                continue
+            if not inside(entry, self.root):
+                # A symlinked type folder: its schema would be uploaded to the platform.
+                self.issues.append(
+                    Issue(
+                        str(entry),
+                        0,
+                        0,
+                        "",
+                        "dir-outside-project",
+                        f"widget folder `{entry.name}` leads outside the project, "
+                        f"to {entry.resolve()}",
+                        f"keep the folder inside the project root {self.root}, not a symlink"
+                        " to one outside",
+                    )
+                )
                 continue
             widget = self.widget(entry)
             if widget is not None:
@@ -769,7 +807,7 @@ class _Compiler:
                 )
             )
             return None
-        if not file.is_file():
+        if not os.path.lexists(file):
             self.issues.append(
                 Issue(
                     shown,
@@ -781,8 +819,11 @@ class _Compiler:
                 )
             )
             return None
+        if not inside(file, self.root):
+            self.issues.append(self.outside_file(file, "schema.json"))
+            return None
+        doc = load_json(file, shown, code="widget-json")
         self.files.add(file.resolve())
-        doc = _json_document(file, shown)
         if isinstance(doc, Issue):
             self.issues.append(doc)
             return None
@@ -824,10 +865,6 @@ class _Compiler:
         return WidgetType(
             folder.name, parsed.title, parsed.description or "", tuple(modules), file.resolve()
         )
-
-
-# The platform's memory key rules, told to the model when a parameter *is* the key.
-MEMORY_KEY_SCHEMA = {"type": "string", "minLength": 1, "maxLength": 64, "pattern": r"^[^\s/]+$"}
 
 
 def _derived_property(name: str, key_template: str | None) -> dict[str, Any]:
@@ -887,24 +924,3 @@ def _find_on_path(name: str, path: list[Path]) -> Path | None:
         if os.path.isfile(candidate) and candidate.resolve().is_relative_to(directory.resolve()):
             return candidate
     return None
-
-
-def _json_document(file: Path, shown: str, code: str = "widget-json") -> Document | Issue:
-    """Parse JSON strictly (json module), with node locations from the YAML composer."""
-    try:
-        if file.stat().st_size > MAX_FILE_BYTES:
-            return Issue(shown, 1, 1, "", "file-too-large", "the file is larger than 1 MiB")
-        text = file.read_text(encoding="utf-8-sig")
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        return Issue(shown, exc.lineno, exc.colno, "", code, f"invalid JSON: {exc.msg}")
-    except (OSError, UnicodeDecodeError) as exc:
-        return Issue(shown, 1, 1, "", code, f"cannot read the file: {exc}")
-    try:
-        loaded = parse_document(text, shown)  # the same text again, for node locations
-    except ParseError:  # JSON that YAML cannot read (e.g. `\/`): no locations, still checked
-        loaded = parse_document("{}", shown)
-    loaded.data = data
-    if not isinstance(data, dict):
-        return Issue(shown, 1, 1, "", code, f"{file.name} must hold a JSON object")
-    return loaded

@@ -14,6 +14,25 @@ from typing import Any
 from buddy.capabilities import DATA_ACCESS_CAPABILITIES
 from buddy.compile.blueprint import ToolSpec, WidgetType
 from buddy.manifest.schema import PLATFORM_TOOL_NAMES, SUBSCRIPTION_KEY_PATTERN
+from buddy.platform.limits import (
+    ASK_OPTION_CHARS,
+    ASK_OPTIONS_MAX,
+    ASK_OPTIONS_MIN,
+    ASK_QUESTION_CHARS,
+    CALENDAR_DAYS_DEFAULT,
+    CALENDAR_DAYS_MAX,
+    CALENDAR_DAYS_MIN,
+    COOLDOWN_MAX,
+    DAILY_LIMIT_MAX,
+    DAILY_LIMIT_MIN,
+    INTERVAL_MAX,
+    INTERVAL_MIN,
+    QUERY_DATASETS_MAX,
+    REQUEST_REASON_CHARS,
+    SUBSCRIPTION_REASON_CHARS,
+    SUBSCRIPTION_TITLE_CHARS,
+    WIDGET_TITLE_CHARS,
+)
 
 __all__ = ["ENDS_TURN", "covers_every_platform_tool", "platform_tools"]
 
@@ -111,7 +130,11 @@ def _specs(
                         "format": "date-time",
                         "description": "首次时刻，带时区偏移",
                     },
-                    "interval_minutes": {"type": "integer", "minimum": 60, "maximum": 525600},
+                    "interval_minutes": {
+                        "type": "integer",
+                        "minimum": INTERVAL_MIN,
+                        "maximum": INTERVAL_MAX,
+                    },
                 },
                 ("type", "at"),
             ),
@@ -151,12 +174,12 @@ def _specs(
             "题卡发出，这一轮就结束，等用户操作；用户点选项等于用选项原文发一条消息。这一轮读过用户授权数据之后不能再发题卡。",
             _obj(
                 {
-                    "question": {"type": "string", "minLength": 1, "maxLength": 500},
+                    "question": {"type": "string", "minLength": 1, "maxLength": ASK_QUESTION_CHARS},
                     "options": {
                         "type": "array",
-                        "items": {"type": "string", "minLength": 1, "maxLength": 30},
-                        "minItems": 2,
-                        "maxItems": 4,
+                        "items": {"type": "string", "minLength": 1, "maxLength": ASK_OPTION_CHARS},
+                        "minItems": ASK_OPTIONS_MIN,
+                        "maxItems": ASK_OPTIONS_MAX,
                         "uniqueItems": True,
                     },
                 },
@@ -175,7 +198,7 @@ def _specs(
                         "type": "array",
                         "items": datasets,
                         "minItems": 1,
-                        "maxItems": 8,
+                        "maxItems": QUERY_DATASETS_MAX,
                         "uniqueItems": True,
                     },
                     "member_id": {
@@ -198,17 +221,22 @@ def _specs(
                     "reason": {
                         "type": "string",
                         "minLength": 1,
-                        "maxLength": 200,
+                        "maxLength": REQUEST_REASON_CHARS,
                         "description": "用户看到的申请理由",
                     },
                     "datasets": {
                         "type": "array",
                         "items": datasets,
                         "minItems": 1,
-                        "maxItems": 8,
+                        "maxItems": QUERY_DATASETS_MAX,
                         "uniqueItems": True,
                     },
-                    "calendar_days": {"type": "integer", "minimum": 1, "maximum": 31, "default": 7},
+                    "calendar_days": {
+                        "type": "integer",
+                        "minimum": CALENDAR_DAYS_MIN,
+                        "maximum": CALENDAR_DAYS_MAX,
+                        "default": CALENDAR_DAYS_DEFAULT,
+                    },
                 },
                 ("kind", "reason"),
             ),
@@ -224,7 +252,7 @@ def _specs(
             _obj(
                 {
                     "type": _widget_ids(widgets),
-                    "title": {"type": "string", "minLength": 1, "maxLength": 100},
+                    "title": {"type": "string", "minLength": 1, "maxLength": WIDGET_TITLE_CHARS},
                 },
                 ("type", "title"),
             ),
@@ -243,7 +271,10 @@ def _specs(
             "正在改标题",
             "改小挂件标题，id 不变，聊天里发过的卡片跟着显示新标题。" + _FAILURE,
             _obj(
-                {**widget_id, "title": {"type": "string", "minLength": 1, "maxLength": 100}},
+                {
+                    **widget_id,
+                    "title": {"type": "string", "minLength": 1, "maxLength": WIDGET_TITLE_CHARS},
+                },
                 ("widget_id", "title"),
             ),
         ),
@@ -287,12 +318,24 @@ def _specs(
             _obj(
                 {
                     "key": key,
-                    "title": {"type": "string", "minLength": 1, "maxLength": 100},
-                    "reason": {"type": "string", "minLength": 1, "maxLength": 500},
+                    "title": {
+                        "type": "string",
+                        "minLength": 1,
+                        "maxLength": SUBSCRIPTION_TITLE_CHARS,
+                    },
+                    "reason": {
+                        "type": "string",
+                        "minLength": 1,
+                        "maxLength": SUBSCRIPTION_REASON_CHARS,
+                    },
                     "trigger": trigger,
                     "quiet_hours": quiet,
-                    "cooldown_minutes": {"type": "integer", "minimum": 0, "maximum": 10080},
-                    "daily_limit": {"type": "integer", "minimum": 1, "maximum": 20},
+                    "cooldown_minutes": {"type": "integer", "minimum": 0, "maximum": COOLDOWN_MAX},
+                    "daily_limit": {
+                        "type": "integer",
+                        "minimum": DAILY_LIMIT_MIN,
+                        "maximum": DAILY_LIMIT_MAX,
+                    },
                 },
                 ("key",),
             ),

@@ -132,6 +132,7 @@ def view(
         "proactive": {"prompt": b.proactive.prompt, "subscriptions": subscriptions},
         "data": {
             "origin": _rel(b.data.origin, root),
+            "after_read": b.data.after_read,
             "requirements": [
                 {
                     "id": r.id,

@@ -3,6 +3,12 @@
 The result keeps the merged data's locations, so every later check can point at the
 file, line and column that a value came from — in the buddy's own manifest or in the
 manifest it extends.
+
+Every manifest read — the buddy's own ``buddy.yaml`` and each one it extends — must lie
+inside the project root after following symlinks (the rule of
+:func:`buddy.compile.project.inside`), checked before the file is opened:
+``extends: /etc/passwd`` or a ``buddy.yaml`` symlinked out of the project is
+``file-outside-project``, and nothing outside is read.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from buddy.compile.project import find_project_root, inside
 from buddy.errors import Issue
 from buddy.manifest.locate import issue_at, issues_from_validation
 from buddy.manifest.schema import Manifest
@@ -74,7 +81,21 @@ def deep_merge(base: Any, override: Any) -> Any:
 def read_manifest(path: Path) -> Source:
     """Parse, merge and validate the manifest at ``path`` (never raises for bad input)."""
     source = Source(path=path, doc=None, manifest=None)
-    doc = _read_chain(path, (), source)
+    root = find_project_root(path.parent)
+    if os.path.lexists(path) and not inside(path, root):
+        source.issues.append(
+            Issue(
+                str(path),
+                0,
+                0,
+                "",
+                "file-outside-project",
+                f"{path.name} leads outside the project, to {_resolved(path)}",
+                f"the project root is {root}; put the manifest itself there, not a symlink to it",
+            )
+        )
+        return source
+    doc = _read_chain(path, (), source, root)
     if doc is None:
         return source
     doc.data.pop("extends", None)
@@ -103,7 +124,14 @@ def _partial(data: dict[str, Any], failed: frozenset[str]) -> Manifest | None:
         return None
 
 
-def _read_chain(path: Path, chain: tuple[Path, ...], source: Source) -> Document | None:
+def _resolved(path: Path) -> Path:
+    try:
+        return path.resolve()
+    except (OSError, ValueError):  # pragma: no cover - names checked by `inside` already
+        return path
+
+
+def _read_chain(path: Path, chain: tuple[Path, ...], source: Source, root: Path) -> Document | None:
     loaded = load_document(path)
     source.files.append(path)
     if isinstance(loaded, Issue):
@@ -142,6 +170,19 @@ def _read_chain(path: Path, chain: tuple[Path, ...], source: Source) -> Document
             )
         )
         return None
+    if not inside(target, root):
+        # Before looking at it at all: whether a file exists out there is not ours to tell.
+        source.issues.append(
+            issue_at(
+                loaded,
+                ("extends",),
+                "file-outside-project",
+                f"`extends: {extends}` is outside the project",
+                f"{target} is not inside the project root {root}; extend a manifest in the"
+                " project (a symlink to one outside counts as outside)",
+            )
+        )
+        return None
     if not os.path.isfile(target):  # unlike Path.is_file, False for a name too long
         source.issues.append(
             issue_at(
@@ -153,7 +194,7 @@ def _read_chain(path: Path, chain: tuple[Path, ...], source: Source) -> Document
             )
         )
         return None
-    base = _read_chain(Path(_display(target, path, extends)), here, source)
+    base = _read_chain(Path(_display(target, path, extends)), here, source, root)
     if base is None:
         return None
     base.data.pop("extends", None)

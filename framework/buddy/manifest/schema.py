@@ -641,6 +641,12 @@ class DataSection(_Strict):
     requirements: list[Requirement] = Field(
         default_factory=list, max_length=DECLARATION_REQUIREMENTS_MAX
     )
+    after_read: Literal["platform", "strict"] = Field(
+        default="platform",
+        description="What is refused for the rest of a turn that read user data: `platform` "
+        "(the platform's rule: memory writes and question cards) or `strict` (also widget "
+        "writes and proactive subscriptions).",
+    )
 
 
 # ---------------------------------------------------------------- proactive

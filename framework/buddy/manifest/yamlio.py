@@ -11,11 +11,17 @@ Rules (why: a buddy.yaml is config a reviewer reads, not a program):
 * Alias expansion is bounded, so a "billion laughs" document is refused at once.
 * Nesting is bounded (:data:`MAX_DEPTH` levels, aliases expanded), so a deep document
   is a located issue rather than a ``RecursionError``.
-* Files larger than :data:`MAX_FILE_BYTES` are refused before parsing.
+* Files larger than :data:`MAX_FILE_BYTES`, and anything but a regular file (a FIFO would
+  block the reader), are refused before parsing.
+
+JSON files (widget schemas, ``data-access.json``) are read by :func:`load_json`: strict
+JSON, under the same depth and size limits, located the same way.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +31,7 @@ import yaml
 from yaml.events import AliasEvent
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from buddy.compile.project import read_file
 from buddy.errors import Issue
 
 __all__ = [
@@ -37,6 +44,7 @@ __all__ = [
     "YamlPath",
     "format_path",
     "load_document",
+    "load_json",
     "parse_document",
 ]
 
@@ -406,27 +414,15 @@ def _bad_character(text: str, file: str, character: int | str) -> Issue:
 def load_document(
     path: Path, display: str | None = None, *, allow_list: bool = False
 ) -> Document | Issue:
-    """Read and parse a YAML or JSON file, or return the :class:`Issue` that stops it."""
+    """Read and parse a YAML file, or return the :class:`Issue` that stops it.
+
+    Only a regular file of at most :data:`MAX_FILE_BYTES` is read (see
+    :func:`buddy.compile.project.read_file`).
+    """
     file = display or str(path)
-    try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            return Issue(
-                file,
-                1,
-                1,
-                "",
-                "file-too-large",
-                f"the file has {size} bytes; the limit is {MAX_FILE_BYTES} (1 MiB)",
-                "split large content into resources/ or trait files",
-            )
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        return Issue(file, 0, 0, "", "file-not-found", "no such file")
-    except IsADirectoryError:
-        return Issue(file, 0, 0, "", "file-not-found", "this is a directory, not a file")
-    except OSError as exc:
-        return Issue(file, 0, 0, "", "file-not-found", f"cannot read the file: {exc.strerror}")
+    raw = read_file(path, file, MAX_FILE_BYTES)
+    if isinstance(raw, Issue):
+        return _with_split_hint(raw)
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -436,3 +432,125 @@ def load_document(
         return parse_document(text, file, allow_list=allow_list)
     except ParseError as exc:
         return exc.issue
+
+
+def _with_split_hint(issue: Issue) -> Issue:
+    if issue.code != "file-too-large":
+        return issue
+    return dataclasses.replace(issue, hint="split large content into resources/ or trait files")
+
+
+# ---------------------------------------------------------------- strict JSON
+
+# One JSON token: a string (escapes skipped, possibly unterminated), a bracket, or a bare
+# word (number, true, false, null — or what strict JSON refuses, such as NaN).
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"?|[\[\]{}]|[^\s\[\]{},:"]+', re.S)
+
+
+class _NotStrict(Exception):
+    """A token the json module would turn into a value strict JSON does not have."""
+
+    def __init__(self, token: str, message: str) -> None:
+        self.token = token
+        self.message = message
+
+
+def _refuse_constant(token: str) -> Any:
+    raise _NotStrict(token, f"`{token}` is not a JSON value")
+
+
+def _finite_float(token: str) -> float:
+    value = float(token)
+    if value in (float("inf"), float("-inf")):
+        raise _NotStrict(token, f"the number `{token}` is out of range (it would be infinite)")
+    return value
+
+
+def _bounded_int(token: str) -> int:
+    try:
+        return int(token)
+    except ValueError:  # more digits than Python converts (sys.get_int_max_str_digits)
+        raise _NotStrict(token, f"the number `{token[:12]}…` has too many digits") from None
+
+
+def _json_position(text: str, offset: int) -> tuple[int, int]:
+    # The json module's own lines and columns: only `\n` breaks a line.
+    line = text.count("\n", 0, offset) + 1
+    return line, offset - (text.rfind("\n", 0, offset) + 1) + 1
+
+
+def _json_too_deep(text: str) -> int | None:
+    """The offset of the first value nested deeper than :data:`MAX_DEPTH`, counted as in
+    YAML (in ``{"a": ["x"]}`` the object is level 1, the array 2 and ``"x"`` 3)."""
+    if text.count("[") + text.count("{") < MAX_DEPTH:  # too few brackets to be too deep
+        return None
+    depth = 0  # open brackets around the token
+    for match in _JSON_TOKEN.finditer(text):
+        token = match.group()
+        if token in ("]", "}"):
+            depth -= 1
+            continue
+        if depth >= MAX_DEPTH:  # this value would be level depth + 1
+            return match.start()
+        if token in ("[", "{"):
+            depth += 1
+    return None
+
+
+def load_json(path: Path, display: str | None = None, *, code: str) -> Document | Issue:
+    """Read strict JSON (an object at the top), located like a YAML :class:`Document`.
+
+    Strict: what the json module parses, minus what it accepts beyond the standard —
+    ``NaN``, ``Infinity``, ``-Infinity`` and numbers too large for a float, none of which
+    can be written back as JSON. Nesting is bounded by the same :data:`MAX_DEPTH` as YAML
+    (``json-depth-limit``), checked before parsing, so a deep file is a located issue and
+    never a ``RecursionError``. Only a regular file of at most :data:`MAX_FILE_BYTES` is
+    read.
+
+    Args:
+        path: The file.
+        display: The name to locate issues at (``path`` by default).
+        code: The code of a file that is not strict JSON (``widget-json``, ``data-json``).
+    """
+    file = display or str(path)
+    raw = read_file(path, file, MAX_FILE_BYTES)
+    if isinstance(raw, Issue):
+        return raw
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        return Issue(file, line, 1, "", code, "the file is not valid UTF-8")
+    deep = _json_too_deep(text)
+    if deep is not None:
+        line, column = _json_position(text, deep)
+        return Issue(file, line, column, "", "json-depth-limit", _DEPTH_MESSAGE, _DEPTH_HINT)
+    try:
+        data = json.loads(
+            text,
+            parse_constant=_refuse_constant,
+            parse_float=_finite_float,
+            parse_int=_bounded_int,
+        )
+    except json.JSONDecodeError as exc:
+        return Issue(file, exc.lineno, exc.colno, "", code, f"invalid JSON: {exc.msg}")
+    except _NotStrict as exc:
+        where = next((m.start() for m in _JSON_TOKEN.finditer(text) if m.group() == exc.token), 0)
+        line, column = _json_position(text, where)
+        return Issue(
+            file,
+            line,
+            column,
+            "",
+            code,
+            f"invalid JSON: {exc.message}",
+            "strict JSON has ordinary numbers only",
+        )
+    if not isinstance(data, dict):
+        return Issue(file, 1, 1, "", code, f"{path.name} must hold a JSON object")
+    try:
+        loaded = parse_document(text, file)  # the same text again, for node locations
+    except ParseError:  # JSON that YAML cannot read (e.g. `\/`): no locations, still checked
+        loaded = parse_document("{}", file)
+    loaded.data = data
+    return loaded

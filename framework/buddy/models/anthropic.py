@@ -341,7 +341,7 @@ def _input(arguments: str) -> dict[str, Any]:
     """
     try:
         value = json.loads(arguments) if arguments.strip() else {}
-    except ValueError:
+    except (ValueError, RecursionError):
         return {"invalid_json": arguments}
     return value if isinstance(value, dict) else {"invalid_json": arguments}
 

@@ -23,8 +23,10 @@ Json = Any
 
 def path_segment(value: str) -> str:
     """``value`` as one URL path segment of a protocol path. Dots are encoded too: an id or
-    key such as ``..`` would otherwise be resolved by the HTTP client into another endpoint."""
-    return quote(value, safe="").replace(".", "%2E")
+    key such as ``..`` would otherwise be resolved by the HTTP client into another endpoint.
+    A lone surrogate is sent as its (invalid) UTF-8 bytes, for the platform to refuse with
+    the segment's own error rather than the client failing to encode it."""
+    return quote(value.encode("utf-8", "surrogatepass"), safe="").replace(".", "%2E")
 
 
 class PlatformClient(abc.ABC):

@@ -135,9 +135,13 @@ class HttpPlatformClient(PlatformClient):
             raise PlatformError(
                 0, f"no free connection to the platform within {self._pool_timeout:g}s"
             ) from exc
+        content: bytes | None = None
+        if body is not None:
+            headers["Content-Type"] = "application/json"
+            content = _encode(body)
         try:
             response = await self._http.request(
-                method, f"{self.base_url}{path}", headers=headers, json=body, params=params
+                method, f"{self.base_url}{path}", headers=headers, content=content, params=params
             )
         except httpx.TimeoutException as exc:
             raise PlatformError(
@@ -365,6 +369,16 @@ class HttpPlatformClient(PlatformClient):
                 await self._socket.close()
         if self._own_http:
             await self._http.aclose()
+
+
+def _encode(body: Mapping[str, Any]) -> bytes:
+    """``body`` as compact UTF-8 JSON. Text with a lone surrogate cannot be UTF-8: it is
+    sent escaped (``\\ud800``), for the platform to refuse with its reason."""
+    text = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(body, separators=(",", ":"), allow_nan=False).encode("ascii")
 
 
 def _reason(response: httpx.Response) -> str:

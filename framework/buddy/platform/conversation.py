@@ -11,7 +11,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from buddy.errors import ResourceNotFoundError
+from buddy.compile.project import read_resources
+from buddy.errors import ManifestError, ResourceNotFoundError
 from buddy.platform.api import PlatformClient, path_segment
 
 __all__ = ["Conversation", "DataAccess", "Memory", "Proactive", "Resources", "Widgets"]
@@ -31,8 +32,22 @@ class Resources:
 
     @classmethod
     def load(cls, resources: Iterable[Any]) -> Resources:
-        """Read the files of a blueprint's resource index (``blueprint.resources``)."""
-        return cls({r.path: r.file.read_text(encoding="utf-8") for r in resources})
+        """Read the files of a blueprint's resource index (``blueprint.resources``).
+
+        The files are read under the compiler's rules (regular files, the per-file and
+        total size limits of :mod:`buddy.compile.project`): one may have changed since
+        the compile, and a FIFO or a 3 GiB file must not hang or exhaust the process.
+
+        Raises:
+            ManifestError: A resource is no longer a regular UTF-8 file, or is over a
+                limit.
+        """
+        index = list(resources)
+        contents, issues = read_resources((r.file, str(r.file)) for r in index)
+        if issues:
+            raise ManifestError(issues)
+        files = {r.path: c.decode("utf-8") for r, c in zip(index, contents, strict=True)}
+        return cls(files)
 
     def list(self) -> list[str]:
         """Every resource path, sorted."""

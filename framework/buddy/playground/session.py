@@ -47,8 +47,9 @@ from buddy.models.base import Model
 from buddy.platform.client import Backoff, HttpPlatformClient
 from buddy.platform.dev.app import create_app
 from buddy.platform.dev.core import Platform
+from buddy.platform.dev.serving import server_config
 from buddy.runtime.loop import AgentEvent
-from buddy.runtime.server import Buddy, BuddyServer
+from buddy.runtime.server import IDLE_SECONDS, Buddy, BuddyServer
 
 __all__ = ["DevBuddy", "DevSession", "Hub"]
 
@@ -215,6 +216,8 @@ class DevSession:
         out: Where the session reports starts, reloads and problems (the terminal).
         poll_seconds: How often files are checked for changes.
         shutdown_deadline: Seconds a reloaded buddy's in-flight turns get to finish.
+        idle_seconds: Recycle a conversation idle this long (default: the 30 minutes of
+            :data:`buddy.runtime.server.IDLE_SECONDS`); shorter only for testing.
     """
 
     def __init__(
@@ -229,8 +232,10 @@ class DevSession:
         out: TextIO | None = None,
         poll_seconds: float = POLL_SECONDS,
         shutdown_deadline: float = 1.0,
+        idle_seconds: float | None = None,
     ) -> None:
         self.db = db
+        self.idle_seconds = idle_seconds
         self.port = port
         self.model_ref = model
         self.profile = profile
@@ -287,9 +292,7 @@ class DevSession:
             _check_port(self.port)
         app = create_app(self.db, on_ready=ready)
         attach(app, self)
-        config = uvicorn.Config(
-            app, host="127.0.0.1", port=self.port, log_level="warning", lifespan="on"
-        )
+        config = server_config(app, "127.0.0.1", self.port, lifespan="on")
         self._server = uvicorn.Server(config)
         self._serving = asyncio.create_task(self._server.serve())
         while not self._server.started:
@@ -595,6 +598,7 @@ class DevSession:
             Buddy(blueprint, client, model),
             on_event=on_event,
             shutdown_deadline=self.shutdown_deadline,
+            idle_seconds=IDLE_SECONDS if self.idle_seconds is None else self.idle_seconds,
         )
         task = asyncio.create_task(server.run())
         deadline = time.monotonic() + 15

@@ -16,6 +16,12 @@ from buddy.errors import PlatformError
 from buddy.models.base import Message, Model
 from buddy.platform.api import PlatformClient
 from buddy.platform.conversation import Resources
+from buddy.platform.limits import (
+    Refusal,
+    memory_capacity_refusal,
+    memory_key_refusal,
+    memory_text_refusal,
+)
 from buddy.runtime.hooks import Hooks
 from buddy.runtime.loop import AgentEvent, AgentLoop, TurnOutcome
 from buddy.runtime.state import RuntimeConversation, TurnState
@@ -29,8 +35,24 @@ __all__ = ["Agent", "DetachedClient"]
 _NEEDS_PLATFORM = "needs a platform: run the buddy with `buddy chat` or `buddy run`"
 
 
+def _refuse(refusal: Refusal | None) -> None:
+    if refusal is not None:
+        raise PlatformError(refusal.status, refusal.reason)
+
+
+def _bytes(text: str) -> int:
+    return len(text.encode("utf-8"))
+
+
 class DetachedClient(PlatformClient):
-    """A platform stand-in for running without one: memory in the process, nothing else."""
+    """A platform stand-in for running without one: memory in the process, nothing else.
+
+    Memory keeps the platform's rules (:mod:`buddy.platform.limits`, the same functions
+    the dev platform enforces): a write or delete the platform would refuse raises the
+    ``PlatformError`` :class:`~buddy.platform.client.HttpPlatformClient` raises for the
+    platform's answer — same status, same reason — so a test written with ``Agent``
+    fails where production would.
+    """
 
     def __init__(self) -> None:
         self.memory: dict[str, dict[str, dict[str, Any]]] = {}
@@ -73,11 +95,23 @@ class DetachedClient(PlatformClient):
         return [dict(v) for _, v in sorted(self.memory.get(cid, {}).items())]
 
     async def memory_write(self, cid: str, key: str, text: str) -> Any:
+        entries = self.memory.setdefault(cid, {})
+        _refuse(memory_key_refusal(key) or memory_text_refusal(text))
+        old = entries.get(key)
+        _refuse(
+            memory_capacity_refusal(
+                len(entries),
+                sum(_bytes(e["text"]) for e in entries.values()),
+                _bytes(old["text"]) if old is not None else None,
+                _bytes(text),
+            )
+        )
         entry = {"key": key, "text": text, "updated_at": 0.0}
-        self.memory.setdefault(cid, {})[key] = entry
-        return entry
+        entries[key] = entry
+        return dict(entry)
 
     async def memory_delete(self, cid: str, key: str) -> None:
+        _refuse(memory_key_refusal(key))
         self.memory.get(cid, {}).pop(key, None)
 
     async def data_query(self, cid: str, datasets: list[str], member_id: str | None) -> Any:
@@ -137,7 +171,14 @@ class Agent:
     def _conversation(self) -> RuntimeConversation:
         declared = {s.key: s for s in self.blueprint.proactive.subscriptions}
         cid = f"local-{next(self._ids)}"
-        return RuntimeConversation(self.client, cid, "private", self.resources, declared=declared)
+        return RuntimeConversation(
+            self.client,
+            cid,
+            "private",
+            self.resources,
+            declared=declared,
+            strict_after_read=self.blueprint.data.after_read == "strict",
+        )
 
     async def run(
         self, text: str, *, on_event: Callable[[AgentEvent], None] | None = None

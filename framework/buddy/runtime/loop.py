@@ -34,8 +34,10 @@ from buddy.models.base import (
     ToolCallDelta,
     ToolDefinition,
 )
+from buddy.platform.limits import STEP_CONTENT_BYTES, STEP_CONTENT_DEPTH
+from buddy.platform.protocol.values import step_content_refusal
 from buddy.runtime.hooks import HookFailed, Hooks, ToolCallInfo
-from buddy.runtime.state import RuntimeConversation
+from buddy.runtime.state import CURRENT_TURN, RuntimeConversation, install_log_redaction
 from buddy.runtime.tools import Tool, ToolResult
 
 __all__ = [
@@ -109,12 +111,12 @@ class _Recorder:
             self.steps.append(
                 {"type": "reasoning", "redacted": True}
                 if self.redacting
-                else {"type": "reasoning", "content": reasoning}
+                else {"type": "reasoning", "content": bounded(reasoning)}
             )
         keep_text = not self.redacting or final
         if text:
             self.steps.append(
-                {"type": "text", "content": text}
+                {"type": "text", "content": bounded(text)}
                 if keep_text
                 else {"type": "text", "redacted": True}
             )
@@ -154,7 +156,7 @@ class _Recorder:
             step["redacted"] = True
             shown = REDACTED
         else:
-            step["content"] = result.text
+            step["content"] = bounded(result.text)
             shown = result.text
         self.steps.append(step)
         self.messages.append(
@@ -163,10 +165,76 @@ class _Recorder:
 
 
 def _arguments_for_record(arguments: str) -> Any:
+    """The arguments as the record keeps them: parsed JSON, or (invalid, too deep, too
+    big) their text, cut to what the platform stores."""
     try:
-        return json.loads(arguments)
-    except ValueError:
-        return arguments
+        value = json.loads(arguments)
+    except (ValueError, RecursionError):
+        return bounded(arguments)
+    if _plainly_storable(arguments):
+        return value
+    return bounded(value, raw=arguments)
+
+
+def _plainly_storable(raw: str) -> bool:
+    """Whether JSON text this short and plain parses to a value within every limit, so
+    the full check can be skipped (the usual tool arguments): its compact JSON is then at
+    most a few times its length, it cannot nest deeper than its brackets, and it has no
+    ``NaN``/``Infinity`` and no escape that could be a lone surrogate."""
+    return (
+        len(raw) <= _SHORT
+        and raw.count("{") + raw.count("[") <= STEP_CONTENT_DEPTH
+        and "NaN" not in raw
+        and "Infinity" not in raw
+        and "\\u" not in raw
+        and (raw.isascii() or _unicode(raw))
+    )
+
+
+def bounded(value: Any, *, raw: str | None = None) -> Any:
+    """``value`` as a step's ``content`` the platform takes and can serve back — by the
+    platform's own rule (:func:`~buddy.platform.protocol.conversation.step_content_refusal`:
+    at most :data:`~buddy.platform.limits.STEP_CONTENT_DEPTH` levels and
+    :data:`~buddy.platform.limits.STEP_CONTENT_BYTES` of compact JSON, finite numbers,
+    valid Unicode). Anything else is kept as text (``raw``, or the JSON of ``value``), cut
+    to fit, with a note of how long it was — so a turn is always committed, whatever a
+    model or a tool produced."""
+    if isinstance(value, str) and len(value) <= _SHORT and (value.isascii() or _unicode(value)):
+        return value  # the common case, under every limit at once: no encoding needed
+    if step_content_refusal(0, value) is None:
+        return value
+    if raw is None:
+        raw = value if isinstance(value, str) else _as_text(value)
+    return _cut(raw)
+
+
+# A string this short is within the byte limit even if every character were escaped.
+_SHORT = STEP_CONTENT_BYTES // 8
+
+
+def _unicode(text: str) -> bool:
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _as_text(value: Any) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (ValueError, RecursionError):
+        return "[a value too deep to keep]"
+
+
+def _cut(text: str) -> str:
+    """``text`` made storable: lone surrogates replaced, and cut (with a note) so its JSON
+    stays under the byte limit even where every character needs escaping."""
+    text = text.encode("utf-8", "replace").decode("utf-8")
+    if step_content_refusal(0, text) is None:
+        return text
+    note = f"…[cut: {len(text)} characters in all]"
+    return text[: (STEP_CONTENT_BYTES - 2) // 6 - len(note)] + note
 
 
 def _statuses(result: ToolResult) -> dict[str, str]:
@@ -208,6 +276,7 @@ class AgentLoop:
         self.definitions = tuple(
             ToolDefinition(t.name, t.description, t.parameters) for t in tools.values()
         )
+        install_log_redaction()
 
     async def run(
         self,
@@ -218,6 +287,20 @@ class AgentLoop:
         on_event: Callable[[AgentEvent], None] | None = None,
     ) -> TurnOutcome:
         """Run one turn for ``user`` (the new message) after ``history``."""
+        token = CURRENT_TURN.set(conversation.turn)
+        try:
+            return await self._run(system, history, user, conversation, on_event)
+        finally:
+            CURRENT_TURN.reset(token)
+
+    async def _run(
+        self,
+        system: str,
+        history: list[Message],
+        user: Message,
+        conversation: RuntimeConversation,
+        on_event: Callable[[AgentEvent], None] | None,
+    ) -> TurnOutcome:
         emit = on_event or (lambda event: None)
         recorder = _Recorder(conversation)
         messages = [*history, user]
@@ -348,6 +431,9 @@ class AgentLoop:
             params = json.loads(call.arguments or "{}")
         except ValueError as exc:
             failed = ToolResult.of(f"参数不是合法的 JSON：{exc}", is_error=True)
+            return failed, failed
+        except RecursionError:
+            failed = ToolResult.of("参数嵌套太深，读不了：请换一种写法", is_error=True)
             return failed, failed
         problem = tool.validate(params)
         if problem is not None:

@@ -20,6 +20,7 @@ for the platform to deliver again on the next connection.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import time
@@ -195,6 +196,9 @@ class BuddyServer:
         idle_seconds: A conversation idle this long is recycled (and compacted).
         shutdown_deadline: Seconds in-flight turns get to finish on :meth:`stop`.
         on_event: Receives the agent loop's events (for terminals and playgrounds).
+        buddy_id: The id the buddy must run as (``BUDDY_ID``): the platform's identity for
+            the token must be it or its ``-dev`` form, else :meth:`run` stops before any
+            turn with a :class:`~buddy.errors.PlatformError` naming both.
     """
 
     def __init__(
@@ -204,6 +208,7 @@ class BuddyServer:
         idle_seconds: float = IDLE_SECONDS,
         shutdown_deadline: float = 20.0,
         on_event: Callable[[str, AgentEvent], None] | None = None,
+        buddy_id: str | None = None,
     ) -> None:
         self.buddy = buddy
         self.client = buddy.client
@@ -212,32 +217,67 @@ class BuddyServer:
         self.on_event = on_event
         self.sessions: dict[str, _Session] = {}
         self._stopping = False
+        self._stopped = asyncio.Event()  # wakes re-runs waiting out their backoff
         self._reader: asyncio.Task[None] | None = None
-        self._retries: dict[str, int] = {}  # event id → how many times its turn was run again
-        self._later: dict[str, asyncio.TimerHandle] = {}  # event id → its next run
+        self.buddy_id = buddy_id
+        self._identity: PlatformError | None = None  # set when the identity is wrong
+        self._identity_checked = buddy_id is None
 
     async def run(self) -> None:
         """Start, then handle events until :meth:`stop` or a supersede.
 
         Raises:
             SupersededError: Another process of this identity took over (logged as ERROR).
-            PlatformError: The start-up upload failed.
+            PlatformError: The start-up upload failed, or the token is not ``buddy_id``'s.
         """
         await self.buddy.start()
         self._reader = asyncio.current_task()
+        watcher = None if self._identity_checked else asyncio.create_task(self._watch_identity())
         try:
             async for event in self.client.events():
                 if self._stopping:
                     break
+                self._check_identity()  # the gateway's hello came before any event
                 self._dispatch(event)
         except asyncio.CancelledError:
+            if self._identity is not None:
+                await self._drain()
+                raise self._identity from None
             if not self._stopping:
                 raise
         except SupersededError:
             self._stopping = True
             await self._drain()
             raise
+        finally:
+            if watcher is not None:
+                watcher.cancel()
         await self._drain()
+
+    def _check_identity(self) -> None:
+        """Raise when the platform's identity for the token is not ``buddy_id``'s."""
+        if self._identity_checked:
+            return
+        identity = str(getattr(self.client, "identity", ""))
+        if identity in (self.buddy_id, f"{self.buddy_id}-dev"):
+            self._identity_checked = True
+            return
+        self._identity = PlatformError(
+            0,
+            f"BUDDY_ID is {self.buddy_id!r}, but the platform says the token belongs to "
+            f"{identity!r}: refusing to run as another buddy (check BUDDY_ID and BUDDY_TOKEN)",
+        )
+        raise self._identity
+
+    async def _watch_identity(self) -> None:
+        """Check the identity as soon as the gateway said hello, even with no event."""
+        while not getattr(self.client, "identity", ""):
+            await asyncio.sleep(0.01)
+        try:
+            self._check_identity()
+        except PlatformError:
+            if self._reader is not None:
+                self._reader.cancel()
 
     async def stop(self) -> None:
         """Stop taking turns; in-flight ones get ``shutdown_deadline`` seconds to finish."""
@@ -249,9 +289,7 @@ class BuddyServer:
         await self.buddy.model.aclose()
 
     async def _drain(self) -> None:
-        for handle in self._later.values():
-            handle.cancel()  # not acknowledged: the next process gets these events
-        self._later.clear()
+        self._stopped.set()  # a turn waiting to run again gives up: the next process runs it
         workers = [s.worker for s in self.sessions.values() if s.worker and not s.worker.done()]
         for session in self.sessions.values():
             session.queue.put_nowait(_STOP)
@@ -281,20 +319,15 @@ class BuddyServer:
         session.queue.put_nowait(event)
 
     async def _conversation(self, cid: str, first: Event) -> None:
+        """The conversation's worker: its events one at a time, in arrival order.
+
+        A turn that failed transiently runs again here, before any later event of the
+        conversation (they wait in the queue), so replies never come back out of order.
+        """
         placeholder = self.sessions[cid]
-        try:
-            session = await self._retrying(f"building conversation {cid}", lambda: self._build(cid))
-        except Exception as exc:
-            if not isinstance(exc, PlatformError):  # a malformed answer, say: show where
-                log.exception("cannot build conversation %s", cid)
-            if self.sessions.get(cid) is placeholder:
-                del self.sessions[cid]
-            waiting = [first]
-            while not placeholder.queue.empty():
-                waiting.append(placeholder.queue.get_nowait())
-            for event in waiting:
-                if event is not _STOP:
-                    self._failed(event, f"cannot build conversation {cid}", exc)
+        session = await self._built(cid, placeholder)
+        if session is None:
+            self._abandon(cid, placeholder, first)
             return
         session.queue = placeholder.queue
         session.worker = placeholder.worker
@@ -310,47 +343,72 @@ class BuddyServer:
                 return
             await self._safely(session, event)
 
-    async def _safely(self, session: _Session, event: Event) -> None:
-        """Handle one event; a failure is logged and leaves the event unacknowledged."""
-        try:
-            await self._handle(session, event)
-        except Exception as exc:
-            if not isinstance(exc, PlatformError):  # a bug, not the platform: show where
-                log.exception("the turn for event %s raised", event.id)
-            self._failed(event, f"the turn for event {event.id} failed", exc)
+    async def _built(self, cid: str, placeholder: _Session) -> _Session | None:
+        """The conversation's session; building is tried again after transient failures
+        (its events wait meanwhile); ``None`` when it cannot be built."""
+        for run in range(TURN_RETRIES + 1):
+            try:
+                return await self._retrying(
+                    f"building conversation {cid}", lambda: self._build(cid)
+                )
+            except Exception as exc:
+                if not isinstance(exc, PlatformError):  # a malformed answer, say: show where
+                    log.exception("cannot build conversation %s", cid)
+                if not await self._again(run, exc, f"cannot build conversation {cid}"):
+                    return None
+        return None
 
-    def _failed(self, event: Event, what: str, exc: Exception) -> None:
-        """Run the event's turn again later if the platform failed transiently (a few
-        times); otherwise leave it unacknowledged for the platform to deliver again."""
-        runs = self._retries.pop(event.id, 0)
-        if (
+    def _abandon(self, cid: str, placeholder: _Session, first: Event) -> None:
+        """Leave the events of a conversation that cannot be built unacknowledged."""
+        if self.sessions.get(cid) is placeholder:
+            del self.sessions[cid]
+        waiting = [first]
+        while not placeholder.queue.empty():
+            waiting.append(placeholder.queue.get_nowait())
+        for event in waiting:
+            if event is not _STOP:
+                self._give_up(event, f"cannot build conversation {cid}")
+
+    async def _safely(self, session: _Session, event: Event) -> None:
+        """Handle one event; a transient platform failure runs it again (a few times, with
+        backoff) before the next event; otherwise it is left unacknowledged."""
+        for run in range(TURN_RETRIES + 1):
+            try:
+                await self._handle(session, event)
+                return
+            except Exception as exc:
+                if not isinstance(exc, PlatformError):  # a bug, not the platform: show where
+                    log.exception("the turn for event %s raised", event.id)
+                what = f"the turn for event {event.id} failed"
+                if not await self._again(run, exc, what):
+                    self._give_up(event, f"{what}: {exc}")
+                    return
+
+    async def _again(self, run: int, exc: Exception, what: str) -> bool:
+        """Wait before running again after failure ``exc`` of run ``run`` (0-based);
+        ``False`` when it must not run again (not transient, too many runs, stopping)."""
+        if not (
             isinstance(exc, PlatformError)
             and _transient(exc)
-            and runs < TURN_RETRIES
+            and run < TURN_RETRIES
             and not self._stopping
         ):
-            delay = TURN_RETRY_BACKOFF * 2**runs
-            log.warning("%s: %s; running the turn again in %.1fs", what, exc, delay)
-            self._retries[event.id] = runs + 1
-            loop = asyncio.get_running_loop()
-            self._later[event.id] = loop.call_later(delay, self._run_again, event)
-            return
+            return False
+        delay = TURN_RETRY_BACKOFF * 2**run
+        log.warning("%s: %s; running it again in %.1fs", what, exc, delay)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._stopped.wait(), delay)
+        return not self._stopping
+
+    def _give_up(self, event: Event, what: str) -> None:
         log.error(
-            "%s: %s; event %s stays unacknowledged: the platform delivers it again on the"
+            "%s; event %s stays unacknowledged: the platform delivers it again on the"
             " next connection",
             what,
-            exc,
             event.id,
         )
         # Until now the event counted as in progress, so a redelivery was dropped.
         self.client.forget(event.id)
-
-    def _run_again(self, event: Event) -> None:
-        self._later.pop(event.id, None)
-        if self._stopping:
-            self.client.forget(event.id)
-            return
-        self._dispatch(event)
 
     async def _retrying(self, what: str, call: Callable[[], Awaitable[T]]) -> T:
         """``call()``, tried again after transient platform failures (see :func:`_transient`).
@@ -380,6 +438,7 @@ class BuddyServer:
             self.buddy.resources,
             declared=self.buddy.declared,
             members=members,
+            strict_after_read=self.buddy.blueprint.data.after_read == "strict",
         )
         session = _Session(conversation, group=kind == "group")
         summary = await self.client.get_summary(cid)
@@ -481,7 +540,6 @@ class BuddyServer:
             session.history.extend(outcome.messages)
         session.turns += 1
         await self.client.ack(event.id)
-        self._retries.pop(event.id, None)
         if session.turns >= COMPACT_AFTER_TURNS:
             await self._compact(session)
 

@@ -135,8 +135,7 @@ async def _data_request(call_id: str, p: dict[str, Any], c: RuntimeConversation)
         idempotency_key=call_id,
         datasets=p.get("datasets"),
         calendar_days=p.get("calendar_days"),
-    )
-    c.turn.ended = True
+    )  # ends the turn (runtime/state.py), as from any tool's code
     return ToolResult.of("授权卡已发出，这一轮到此结束，等对方处理。", details=sent)
 
 

@@ -20,6 +20,7 @@ from buddy.compile.blueprint import Blueprint
 from buddy.models.base import Model
 from buddy.platform.client import Backoff, HttpPlatformClient
 from buddy.platform.dev.app import create_app
+from buddy.platform.dev.serving import server_config
 from buddy.runtime.loop import AgentEvent
 from buddy.runtime.server import Buddy, BuddyServer
 
@@ -39,9 +40,8 @@ async def served(
     app: Any, port: int, *, lifespan: Literal["auto", "on", "off"] = "auto"
 ) -> AsyncIterator[None]:
     """Serve the ASGI ``app`` with uvicorn on ``127.0.0.1:port`` while the block runs."""
-    config = uvicorn.Config(
-        app, host="127.0.0.1", port=port, log_level="warning", lifespan=lifespan
-    )
+    # The dev platform's read timeouts (slow clients are closed), as `buddy platform` has.
+    config = server_config(app, "127.0.0.1", port, lifespan=lifespan)
     server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve())
     while not server.started:

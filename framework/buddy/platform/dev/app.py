@@ -14,12 +14,14 @@ import secrets
 import sqlite3
 from collections.abc import AsyncIterator, Callable
 from typing import Any
+from urllib.parse import unquote_to_bytes
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from buddy.platform.dev import conversations, data, gateway, memory, proactive, widgets
@@ -39,6 +41,65 @@ _TOO_LARGE = f"the request body is over the {REQUEST_BODY_BYTES} bytes a request
 
 def _error(status: int, code: str, reason: str) -> JSONResponse:
     return JSONResponse({"status": status, "code": code, "reason": reason}, status_code=status)
+
+
+# The code a path that is not UTF-8 answers, by the prefix of the segment it is in: the code
+# of the limit on that segment, so a client handles it as the key it is. Else `path_invalid`.
+_PATH_CODES = {
+    "/internal/v1/memory/": "memory_key_invalid",
+    "/internal/v1/proactive/subscriptions/": "subscription_invalid",
+}
+
+
+def _undecodable(raw: bytes) -> tuple[int, str] | None:
+    """The first byte offset (in the decoded bytes) at which a percent-encoded ``raw``
+    is not UTF-8, and the decoded text before it; ``None`` when all of it is UTF-8."""
+    data = unquote_to_bytes(raw)
+    try:
+        data.decode("utf-8")  # strict: refuses encoded surrogates (%ED%A0%80) too
+    except UnicodeDecodeError as exc:
+        return exc.start, data[: exc.start].decode("utf-8", "replace")
+    return None
+
+
+class _Utf8Paths:
+    """Refuses a request whose path or query string percent-encodes bytes that are not
+    UTF-8 (400). Servers decode such bytes to U+FFFD, so ``/memory/%FF`` and
+    ``/memory/%FE`` would otherwise name the same key."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] in ("http", "websocket"):
+            raw = scope.get("raw_path") or scope["path"].encode("utf-8", "surrogateescape")
+            bad = _undecodable(raw.split(b"?", 1)[0])
+            if bad is not None:
+                before = bad[1]
+                code = next(
+                    (c for prefix, c in _PATH_CODES.items() if before.startswith(prefix)),
+                    "path_invalid",
+                )
+                segment = before.rsplit("/", 1)[-1]
+                reason = (
+                    f"the path is not UTF-8: the segment after {before[: len(before) - len(segment)]!r}"
+                    f" has bytes that are not UTF-8 at byte {len(segment.encode()) + 1};"
+                    " percent-encode text as UTF-8"
+                )
+                await self._refuse(scope, receive, send, code, reason)
+                return
+            if _undecodable(scope.get("query_string", b"")) is not None:
+                reason = "the query string is not UTF-8; percent-encode text as UTF-8"
+                await self._refuse(scope, receive, send, "invalid_request", reason)
+                return
+        await self.app(scope, receive, send)
+
+    @staticmethod
+    async def _refuse(scope: Scope, receive: Receive, send: Send, code: str, reason: str) -> None:
+        if scope["type"] == "websocket":
+            await send({"type": "websocket.close", "code": 1008, "reason": code})
+            return
+        await _error(400, code, reason)(scope, receive, send)
 
 
 class _BodyLimit:
@@ -127,7 +188,16 @@ def create_app(
         code = {404: "not_found", 405: "method_not_allowed", 413: "payload_too_large"}.get(
             exc.status_code, "http_error"
         )
-        return _error(exc.status_code, code, str(exc.detail))
+        if exc.status_code == 405:
+            allowed = _allowed_methods(app, request.scope)
+            reason = f"{request.method} is not allowed here; allowed: {', '.join(allowed)}"
+            response = _error(405, code, reason)
+            response.headers["Allow"] = ", ".join(allowed)
+            return response
+        response = _error(exc.status_code, code, str(exc.detail))
+        for name, value in (exc.headers or {}).items():
+            response.headers[name] = value
+        return response
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -148,6 +218,7 @@ def create_app(
             app.include_router(extra)
     app.include_router(gateway.router)
     app.add_middleware(_BodyLimit)
+    app.add_middleware(_Utf8Paths)
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
     return app
 
@@ -163,8 +234,129 @@ _ERROR_SCHEMA = {
 }
 
 
+# Statuses some operations answer beyond those every operation may (400, 401; 404 with a
+# path parameter or a conversation; 413 with a body): (method, path) → status → when.
+_EXTRA_STATUSES: dict[tuple[str, str], dict[str, str]] = {
+    ("post", "/dev/buddies"): {"409": "The buddy is registered already (`buddy_exists`)"},
+    ("post", "/dev/conversations"): {"404": "No such buddy (`buddy_not_found`)"},
+    ("put", "/dev/group-settings"): {"404": "No such conversation or member"},
+    ("post", "/dev/triggers"): {"404": "No such identity or member"},
+    ("put", "/dev/grants"): {"404": "No such member (`member_not_found`)"},
+    ("get", "/dev/grants"): {"404": "No such identity or member"},
+    ("get", "/dev/data"): {"404": "No such member (`member_not_found`)"},
+    ("put", "/dev/data"): {"404": "No such member (`member_not_found`)"},
+    ("delete", "/dev/data"): {"404": "No such member (`member_not_found`)"},
+    ("post", "/internal/v1/data-access/requests"): {
+        "200": "The idempotency key was used before: the earlier request"
+    },
+    ("post", "/internal/v1/data-access/query"): {
+        "413": "The answer would be over 512 KiB (`response_too_large`)"
+    },
+    ("put", "/internal/v1/proactive/subscriptions/{key}"): {
+        "409": "The user's limit of active subscriptions (`subscriptions_limit`)"
+    },
+    ("put", "/internal/v1/widgets/{widget_id}"): {"403": "A forwarded widget is read-only"},
+    ("delete", "/internal/v1/widgets/{widget_id}"): {"403": "A forwarded widget is read-only"},
+    ("put", "/internal/v1/widgets/{widget_id}/presentation"): {
+        "403": "A forwarded widget is read-only"
+    },
+    ("put", "/internal/v1/widgets/{widget_id}/{module}/{record_id}"): {
+        "403": "A forwarded widget is read-only",
+        "409": "`expected_revision` is not the record's revision (`revision_conflict`)",
+    },
+    ("delete", "/internal/v1/widgets/{widget_id}/{module}/{record_id}"): {
+        "403": "A forwarded widget is read-only"
+    },
+    ("post", "/dev/data-access/requests/{request_id}/answer"): {
+        "409": "Answered already (`request_answered`)"
+    },
+}
+
+# OpenAPI links from an operation that makes something to those that use it, so a
+# stateful fuzzer (schemathesis) can chain them: (from, status) → name → (to, parameters).
+_LINKS: dict[tuple[str, str, str], dict[str, tuple[str, str, dict[str, str]]]] = {
+    ("post", "/internal/v1/widgets", "201"): {
+        f"{verb}Widget": (
+            verb,
+            "/internal/v1/widgets/{widget_id}",
+            {"widget_id": "$response.body#/id"},
+        )
+        for verb in ("get", "put", "delete")
+    }
+    | {
+        "SetPresentation": (
+            "put",
+            "/internal/v1/widgets/{widget_id}/presentation",
+            {"widget_id": "$response.body#/id"},
+        ),
+        "ForwardWidget": (
+            "post",
+            "/dev/widgets/{widget_id}/forward",
+            {"widget_id": "$response.body#/id"},
+        ),
+    },
+    ("put", "/internal/v1/memory/{key}", "200"): {
+        "DeleteMemory": ("delete", "/internal/v1/memory/{key}", {"key": "$response.body#/key"})
+    },
+    ("put", "/internal/v1/proactive/subscriptions/{key}", "200"): {
+        "Unsubscribe": (
+            "delete",
+            "/internal/v1/proactive/subscriptions/{key}",
+            {"key": "$response.body#/key"},
+        )
+    },
+    ("put", "/internal/v1/widgets/{widget_id}/{module}/{record_id}", "200"): {
+        "DeleteRecord": (
+            "delete",
+            "/internal/v1/widgets/{widget_id}/{module}/{record_id}",
+            {
+                "widget_id": "$request.path.widget_id",
+                "module": "$request.path.module",
+                "record_id": "$request.path.record_id",
+            },
+        ),
+        "ReadModule": (
+            "get",
+            "/internal/v1/widgets/{widget_id}/{module}",
+            {"widget_id": "$request.path.widget_id", "module": "$request.path.module"},
+        ),
+    },
+    ("post", "/internal/v1/data-access/requests", "201"): {
+        "ReadResult": (
+            "get",
+            "/internal/v1/data-access/results/{request_id}",
+            {"request_id": "$response.body#/request_id"},
+        ),
+        "AnswerRequest": (
+            "post",
+            "/dev/data-access/requests/{request_id}/answer",
+            {"request_id": "$response.body#/request_id"},
+        ),
+    },
+    ("post", "/dev/buddies", "201"): {
+        "RotateTokens": (
+            "post",
+            "/dev/buddies/{buddy_id}/tokens",
+            {"buddy_id": "$response.body#/buddy_id"},
+        )
+    },
+    ("post", "/dev/conversations", "201"): {
+        name: (verb, path, {"conversation_id": "$response.body#/id"})
+        for name, verb, path in (
+            ("DeleteConversation", "delete", "/dev/conversations/{conversation_id}"),
+            ("SendMessage", "post", "/dev/conversations/{conversation_id}/messages"),
+            ("ReadTranscript", "get", "/dev/conversations/{conversation_id}/messages"),
+            ("ReadTurns", "get", "/dev/conversations/{conversation_id}/turns"),
+            ("ReadWidgets", "get", "/dev/conversations/{conversation_id}/widgets"),
+        )
+    },
+}
+
+
 def _openapi(app: FastAPI) -> dict[str, Any]:
-    """FastAPI's document, with errors as this platform answers them (400, not 422)."""
+    """FastAPI's document, with errors as this platform answers them (400, not 422):
+    every status each operation answers, with the error body, and links between the
+    operations that make something and those that read, change or delete it."""
     if app.openapi_schema:
         return app.openapi_schema
     schema = get_openapi(
@@ -175,14 +367,56 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
     components.pop("ValidationError", None)
     components["Error"] = _ERROR_SCHEMA
     error = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
-    for operations in schema["paths"].values():
-        for operation in operations.values():
+
+    def refused(description: str) -> dict[str, Any]:
+        return {"description": description, "content": error}
+
+    for path, operations in schema["paths"].items():
+        for method, operation in operations.items():
             responses = operation.setdefault("responses", {})
             responses.pop("422", None)
-            responses.setdefault("400", {"description": "Invalid request", "content": error})
-            responses.setdefault("401", {"description": "Missing or wrong token", "content": error})
+            responses.setdefault("400", refused("Invalid request (the reason says what and where)"))
+            responses.setdefault("401", refused("Missing or wrong token"))
+            parameters = operation.get("parameters", [])
+            if any(p["in"] == "path" or p["name"] == "X-Conversation-Id" for p in parameters):
+                responses.setdefault("404", refused("No such conversation, or no such item"))
+            if "requestBody" in operation:
+                responses.setdefault("413", refused(_TOO_LARGE))
+            for status, when in _EXTRA_STATUSES.get((method, path), {}).items():
+                if status.startswith("2"):  # another success: the same body as the first
+                    first = next(v for k, v in sorted(responses.items()) if k.startswith("2"))
+                    responses.setdefault(status, {**first, "description": when})
+                else:
+                    responses.setdefault(status, refused(when))
+    ids = {
+        (method, path): operation["operationId"]
+        for path, operations in schema["paths"].items()
+        for method, operation in operations.items()
+    }
+    for (method, path, status), links in _LINKS.items():
+        response = schema["paths"][path][method]["responses"][status]
+        response["links"] = {
+            name: {"operationId": ids[(verb, target)], "parameters": parameters}
+            for name, (verb, target, parameters) in links.items()
+        }
     app.openapi_schema = schema
     return schema
+
+
+_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+
+
+def _allowed_methods(app: FastAPI, scope: Scope) -> list[str]:
+    """Every method some route answers at the request's path (each route has its own
+    methods, and the router's 405 names only the first route's)."""
+    return [
+        method
+        for method in _METHODS
+        if any(
+            route.matches({**scope, "method": method})[0] is Match.FULL
+            for route in app.router.routes
+        )
+    ]
 
 
 def _restore(conn: sqlite3.Connection, admin_token: str | None) -> tuple[str, float]:

@@ -10,6 +10,8 @@ runtime persists of a turn (steps, redactions) is stored as given and read back 
 from __future__ import annotations
 
 import json
+import logging
+import math
 import sqlite3
 from typing import Annotated, Any
 
@@ -36,14 +38,18 @@ from buddy.platform.protocol.conversation import (
     NewBuddy,
     NewConversation,
     OptionClick,
+    Step,
     Summary,
     TurnCommit,
     TurnCommitted,
     TurnRecord,
     UserMessage,
+    step_content_refusal,
 )
 
-__all__ = ["TABLES", "dev_router", "router"]
+__all__ = ["TABLES", "dev_router", "read_turns", "router"]
+
+log = logging.getLogger("buddy.platform")
 
 TABLES = """
 CREATE TABLE IF NOT EXISTS turns (
@@ -90,6 +96,10 @@ async def commit_turn(request: Request, conv: Conv, body: TurnCommit) -> TurnCom
     """Commit one turn's output: show its reply or question card, store its record."""
     if body.question is not None and len(set(body.question.options)) != len(body.question.options):
         raise Reject(400, "question_options_duplicate", "question options must be distinct")
+    for index, step in enumerate(body.steps):
+        refused = step_content_refusal(index, step.content)
+        if refused is not None:
+            raise Reject.of(refused)
     platform = platform_of(request)
     now = platform.clock.time()
 
@@ -171,20 +181,77 @@ def _say(
 def read_turns(
     conn: sqlite3.Connection, conversation_id: str, after: float, limit: int
 ) -> list[TurnRecord]:
-    """Stored turn records, oldest first."""
+    """Stored turn records, oldest first; one that cannot be read is served repaired."""
     rows = conn.execute(
-        "SELECT record FROM turns WHERE conversation_id = ? AND created_at > ?"
-        " ORDER BY created_at, rowid LIMIT ?",
+        "SELECT event_id, record, created_at FROM turns WHERE conversation_id = ?"
+        " AND created_at > ? ORDER BY created_at, rowid LIMIT ?",
         (conversation_id, after, limit),
     ).fetchall()
-    return [TurnRecord.model_validate_json(r["record"]) for r in rows]
+    return [_record(r["event_id"], r["record"], r["created_at"]) for r in rows]
+
+
+def _record(event_id: str, raw: str, created_at: float) -> TurnRecord:
+    """A stored record, or — when it cannot be served (written by an older version
+    without today's limits, or damaged) — the same turn with each unreadable step
+    replaced by a redacted one, so one bad record never makes a conversation unanswerable."""
+    try:
+        return TurnRecord.model_validate_json(raw)
+    except ValueError:  # pydantic's ValidationError included
+        pass
+    try:
+        loaded = json.loads(raw)
+    except (ValueError, RecursionError):
+        loaded = None
+    record: dict[str, Any] = loaded if isinstance(loaded, dict) else {}
+    fallback = {
+        "event_id": event_id,
+        "event_type": "message",
+        "proactive": False,
+        "user_text": None,
+        "sender": None,
+        "reply": None,
+        "question": None,
+        "data_read": False,
+        "created_at": created_at,
+    }
+    steps = record.get("steps")
+    repaired = [_step(step) for step in steps] if isinstance(steps, list) else []
+    log.warning("turn %s: its stored record cannot be served as is; serving it repaired", event_id)
+    kept = {name: record[name] for name in fallback if name in record}
+    try:
+        return TurnRecord.model_validate({**fallback, **kept, "steps": repaired})
+    except ValueError:  # a damaged field besides the steps: keep only what the user said
+        text = kept.get("user_text")
+        return TurnRecord.model_validate(
+            {**fallback, "user_text": text if isinstance(text, str) else None, "steps": repaired}
+        )
+
+
+def _step(raw: Any) -> Step:
+    """A stored step, or a redacted one of the same type when it cannot be served."""
+    if isinstance(raw, dict) and step_content_refusal(0, raw.get("content")) is None:
+        try:
+            return Step.model_validate(raw)
+        except ValueError:
+            pass
+    kind = raw.get("type") if isinstance(raw, dict) else None
+    tool = raw.get("tool") if isinstance(raw, dict) else None
+    call_id = raw.get("call_id") if isinstance(raw, dict) else None
+    return Step(
+        type=kind if kind in ("text", "reasoning", "tool_call", "tool_result") else "text",
+        tool=tool if isinstance(tool, str) else None,
+        call_id=call_id if isinstance(call_id, str) else None,
+        redacted=True,
+    )
 
 
 @router.get("/turns", response_model=list[TurnRecord])
 async def turns(
     request: Request,
     conv: Conv,
-    after: Annotated[float, Query(description="Only turns created after this time.")] = 0,
+    after: Annotated[
+        float, Query(description="Only turns created after this time.", allow_inf_nan=False)
+    ] = 0,
     limit: Annotated[int, Query(ge=1, le=1000)] = 200,
 ) -> list[TurnRecord]:
     """The conversation's stored turns (what the runtime persisted), oldest first."""
@@ -218,7 +285,13 @@ async def get_summary(request: Request, conv: Conv) -> Summary:
         row = conn.execute(
             "SELECT text, covers_until FROM summaries WHERE conversation_id = ?", (conv.id,)
         ).fetchone()
-        return Summary(text=row["text"], covers_until=row["covers_until"]) if row else None
+        if row is None:
+            return None
+        covers = row["covers_until"]
+        # An older version stored non-finite times; covering "nothing" keeps every turn.
+        if not isinstance(covers, int | float) or not math.isfinite(covers):
+            covers = 0.0
+        return Summary.model_construct(text=row["text"], covers_until=float(covers))
 
     found = await platform_of(request).store.read(get)
     if found is None:

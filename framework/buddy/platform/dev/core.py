@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 from fastapi import Depends, Header, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
+from buddy.platform.limits import Refusal
+
 if TYPE_CHECKING:
     from buddy.platform.dev.store import Store
 
@@ -108,6 +110,11 @@ class Reject(Exception):
         self.status = status
         self.code = code
         self.reason = reason
+
+    @classmethod
+    def of(cls, refusal: Refusal) -> Reject:
+        """The answer to a request that breaks one of :mod:`buddy.platform.limits`' rules."""
+        return cls(refusal.status, refusal.code, refusal.reason)
 
 
 def new_id(prefix: str) -> str:

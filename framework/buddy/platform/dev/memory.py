@@ -7,7 +7,6 @@ the entry count or the total size.
 
 from __future__ import annotations
 
-import re
 import sqlite3
 from typing import Annotated
 
@@ -16,10 +15,10 @@ from starlette.convertors import Convertor, register_url_convertor
 
 from buddy.platform.dev.core import ConversationRow, Reject, conversation, platform_of
 from buddy.platform.limits import (
-    MEMORY_ENTRIES_MAX,
     MEMORY_KEY_CHARS,
-    MEMORY_TEXT_BYTES,
-    MEMORY_TOTAL_BYTES,
+    memory_capacity_refusal,
+    memory_key_refusal,
+    memory_text_refusal,
 )
 from buddy.platform.protocol.memory import MemoryEntry, MemoryList, MemoryWrite
 
@@ -49,8 +48,6 @@ Key = Annotated[
     ),
 ]
 
-_FORBIDDEN = re.compile(r"[\s/]")
-
 
 class _AnyText(Convertor[str]):
     """Like ``path`` but also matching newlines, so a key with one is refused as invalid
@@ -74,23 +71,9 @@ def check_key(key: str) -> None:
     Raises:
         Reject: 400 ``memory_key_invalid`` with the rule it breaks.
     """
-    if not key:
-        raise Reject(400, "memory_key_invalid", "memory key is empty")
-    if len(key) > MEMORY_KEY_CHARS:
-        raise Reject(
-            400,
-            "memory_key_invalid",
-            f"memory key is {len(key)} characters; the limit is {MEMORY_KEY_CHARS}",
-        )
-    bad = _FORBIDDEN.search(key)
-    if bad is not None:
-        what = "'/'" if bad.group() == "/" else f"whitespace ({bad.group()!r})"
-        raise Reject(
-            400,
-            "memory_key_invalid",
-            f"memory key has {what} at character {bad.start() + 1}; keys may not contain"
-            " whitespace or '/'",
-        )
+    refused = memory_key_refusal(key)
+    if refused is not None:
+        raise Reject.of(refused)
 
 
 @router.get("", response_model=MemoryList)
@@ -121,13 +104,10 @@ async def write_memory(request: Request, conv: Conv, key: Key, body: MemoryWrite
     (``memory_total_too_large``). Overwriting a key never counts as a new entry.
     """
     check_key(key)
+    refused = memory_text_refusal(body.text)
+    if refused is not None:
+        raise Reject.of(refused)
     size = len(body.text.encode("utf-8"))
-    if size > MEMORY_TEXT_BYTES:
-        raise Reject(
-            400,
-            "memory_text_too_long",
-            f"memory text is {size} bytes; the limit is {MEMORY_TEXT_BYTES}",
-        )
     platform = platform_of(request)
     now = platform.clock.time()
 
@@ -139,21 +119,11 @@ async def write_memory(request: Request, conv: Conv, key: Key, body: MemoryWrite
             "SELECT COUNT(*), COALESCE(SUM(bytes), 0) FROM memory WHERE conversation_id = ?",
             (conv.id,),
         ).fetchone()
-        if old is None and count >= MEMORY_ENTRIES_MAX:
-            raise Reject(
-                400,
-                "memory_full",
-                f"memory has {count} entries; the limit is {MEMORY_ENTRIES_MAX}"
-                " (delete one or overwrite an existing key)",
-            )
-        after = total - (old["bytes"] if old is not None else 0) + size
-        if after > MEMORY_TOTAL_BYTES:
-            raise Reject(
-                400,
-                "memory_total_too_large",
-                f"memory would hold {after} bytes of text after this write;"
-                f" the limit is {MEMORY_TOTAL_BYTES}",
-            )
+        refused = memory_capacity_refusal(
+            count, total, old["bytes"] if old is not None else None, size
+        )
+        if refused is not None:
+            raise Reject.of(refused)
         conn.execute(
             "INSERT INTO memory (conversation_id, key, text, bytes, updated_at)"
             " VALUES (?, ?, ?, ?, ?) ON CONFLICT (conversation_id, key) DO UPDATE SET"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Annotated, Any, Literal
 
@@ -13,7 +14,14 @@ from buddy.platform.limits import (
     ASK_OPTIONS_MAX,
     ASK_OPTIONS_MIN,
     ASK_QUESTION_CHARS,
+    JSON_DEPTH_MAX,
     MESSAGE_TEXT_CHARS,
+    STEP_CONTENT_BYTES,
+    STEP_CONTENT_DEPTH,
+)
+from buddy.platform.protocol.values import (
+    shown_path,
+    step_content_refusal,
 )
 
 __all__ = [
@@ -34,48 +42,69 @@ __all__ = [
     "TurnRecord",
     "UserMessage",
     "Wire",
+    "step_content_refusal",
 ]
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _bad_unicode(value: Any, path: str = "") -> str | None:
-    """The path of the first string holding a lone surrogate, or ``None``."""
-    if isinstance(value, str):
-        return path or "the body" if _SURROGATE.search(value) else None
-    if isinstance(value, dict):
-        for key, item in value.items():
-            here = f"{path}.{key}" if path else str(key)
-            found = _bad_unicode(key, here) or _bad_unicode(item, here)
-            if found:
-                return found
-    if isinstance(value, list):
-        for index, item in enumerate(value):
-            found = _bad_unicode(item, f"{path}[{index}]")
-            if found:
-                return found
+def _bad_value(value: Any) -> tuple[str, str] | None:
+    """The first problem of a request body as ``(kind, path)``: a string or key with a
+    lone surrogate (``invalid_unicode``), a non-finite number (``non_finite_number``),
+    or nesting deeper than ``JSON_DEPTH_MAX`` (``too_deep``). Walked with a stack, not
+    recursion, so no depth can exhaust Python's."""
+    stack: list[tuple[Any, str, int]] = [(value, "", 1)]
+    while stack:
+        item, path, depth = stack.pop()
+        if isinstance(item, str):
+            if _SURROGATE.search(item):
+                return "invalid_unicode", path or "the body"
+        elif isinstance(item, float):
+            if not math.isfinite(item):
+                return "non_finite_number", path or "the body"
+        elif isinstance(item, dict | list):
+            if depth > JSON_DEPTH_MAX:
+                return "too_deep", path or "the body"
+            if isinstance(item, dict):
+                children: list[tuple[Any, str, int]] = []
+                for key, child in item.items():
+                    here = f"{path}.{key}" if path else str(key)
+                    if isinstance(key, str) and _SURROGATE.search(key):
+                        return "invalid_unicode", here
+                    children.append((child, here, depth + 1))
+            else:
+                children = [(child, f"{path}[{i}]", depth + 1) for i, child in enumerate(item)]
+            stack.extend(reversed(children))  # depth first, in document order
     return None
 
 
-class Wire(BaseModel):
-    """Base of every request body: unknown fields are refused (400), and so is text that is
-    not valid Unicode (JSON may escape a lone surrogate; it could be neither stored nor sent)."""
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_PROBLEMS = {
+    "invalid_unicode": "{field} is not valid UTF-8: it contains an unpaired surrogate",
+    "non_finite_number": "{field} is not a finite number; JSON numbers must be finite"
+    " (no NaN, Infinity or numbers beyond the range of a double)",
+    "too_deep": "{field} nests deeper than "
+    + str(JSON_DEPTH_MAX)
+    + " levels of objects and arrays",
+}
 
-    model_config = ConfigDict(extra="forbid")
+
+class Wire(BaseModel):
+    """Base of every request body: strict types (``"1"`` is not a number, ``0`` not
+    ``false``), unknown fields refused (400), and nothing the platform could not serve
+    back: text that is not valid Unicode (JSON may escape a lone surrogate), non-finite
+    numbers (Python's JSON parser reads ``NaN`` and turns ``1e400`` into infinity), and
+    nesting deeper than ``JSON_DEPTH_MAX``."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
 
     @model_validator(mode="before")
     @classmethod
-    def _unicode(cls, data: Any) -> Any:
-        where = _bad_unicode(data)
-        if where is not None:
+    def _values(cls, data: Any) -> Any:
+        found = _bad_value(data)
+        if found is not None:
+            kind, where = found
             # The path may itself hold the surrogate (a key): show it escaped.
-            where = where.encode("utf-8", "backslashreplace").decode("utf-8")
-            raise PydanticCustomError(
-                "invalid_unicode",
-                "{field} is not valid UTF-8: it contains an unpaired surrogate",
-                {"field": where},
-            )
+            where = shown_path(where.encode("utf-8", "backslashreplace").decode("utf-8"))
+            raise PydanticCustomError(kind, _PROBLEMS[kind], {"field": where})
         return data
 
 
@@ -114,7 +143,11 @@ class Step(Wire):
     type: Literal["text", "reasoning", "tool_call", "tool_result"]
     tool: str | None = None
     call_id: str | None = None
-    content: Any = None
+    content: Any = Field(
+        default=None,
+        description=f"Any JSON value: at most {STEP_CONTENT_DEPTH} levels of objects and"
+        f" arrays, at most {STEP_CONTENT_BYTES} bytes as compact UTF-8 JSON.",
+    )
     redacted: bool = False
     is_error: bool = False
 

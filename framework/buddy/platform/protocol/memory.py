@@ -14,23 +14,9 @@ from pydantic import AfterValidator, BaseModel, Field
 
 from buddy.platform.limits import MEMORY_TEXT_BYTES
 from buddy.platform.protocol.conversation import Wire
+from buddy.platform.protocol.values import valid_unicode
 
 __all__ = ["MemoryEntry", "MemoryList", "MemoryWrite", "UnicodeText", "valid_unicode"]
-
-
-def valid_unicode(value: str) -> str:
-    """Refuse text that cannot be stored as UTF-8 (a lone surrogate such as ``"\\ud800"``).
-
-    Raises:
-        ValueError: When ``value`` has a lone surrogate.
-    """
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise ValueError(
-            f"has a lone surrogate at character {exc.start}; text must be valid Unicode"
-        ) from None
-    return value
 
 
 UnicodeText = Annotated[str, AfterValidator(valid_unicode)]

@@ -131,6 +131,19 @@ class SubscriptionRequest(Wire):
     cooldown_minutes: int = Field(default=COOLDOWN_DEFAULT, ge=0, le=COOLDOWN_MAX)
     daily_limit: int = Field(default=DAILY_LIMIT_DEFAULT, ge=DAILY_LIMIT_MIN, le=DAILY_LIMIT_MAX)
 
+    @field_validator("trigger", mode="before")
+    @classmethod
+    def _at_is_text(cls, value: Any) -> Any:
+        # The manifest's trigger reads `at` laxly (YAML gives a datetime); on the wire it
+        # is JSON text only: a number would be read as seconds since 1970.
+        if isinstance(value, dict) and "at" in value and not isinstance(value["at"], str):
+            raise PydanticCustomError(
+                "trigger_at_type",
+                "trigger.at must be an ISO-8601 date-time with a UTC offset, not {given}",
+                {"given": type(value["at"]).__name__},
+            )
+        return value
+
 
 class QuietHoursOut(BaseModel):
     """Quiet hours as stored: ``[start, end)`` local time of ``timezone``.
@@ -316,6 +329,8 @@ def _sentence(error: Mapping[str, Any]) -> str:
     name = parts[-1] if parts else ""
     if kind == "json_invalid":
         return "the body is not valid JSON"
+    if kind == "trigger_at_type":  # raised by SubscriptionRequest, naming the field
+        return str(error.get("msg"))
     if not field:
         if kind == "invalid_unicode":  # raised by `Wire` with the field's name
             return str(error.get("msg"))

@@ -9,15 +9,13 @@ cover image) shown on the cards sent into the chat.
 
 from __future__ import annotations
 
-import json
-import math
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, Field
 
 from buddy.platform.limits import WIDGET_SUMMARY_CHARS, WIDGET_TITLE_CHARS
 from buddy.platform.protocol.conversation import Wire
-from buddy.platform.protocol.memory import valid_unicode
+from buddy.platform.protocol.values import compact_bytes, json_problem, valid_unicode
 
 __all__ = [
     "IDEMPOTENCY_KEY_CHARS",
@@ -66,46 +64,11 @@ SCHEMA_DEPTH_MAX = 64
 RECORD_DATA_BYTES = 64 * 1024
 
 
-def json_problem(value: Any, depth_max: int) -> str | None:
-    """Why a parsed JSON value cannot be stored and served back, or ``None``.
-
-    Refused: nesting deeper than ``depth_max`` (objects and arrays count one level each),
-    a non-finite number (``NaN``/``Infinity``, which JSON cannot carry), and strings or
-    keys with a lone surrogate (not valid Unicode).
-    """
-    stack: list[tuple[Any, int, str]] = [(value, 1, "$")]
-    while stack:
-        item, depth, where = stack.pop()
-        if isinstance(item, dict | list):
-            if depth > depth_max:
-                return f"nests deeper than {depth_max} levels at {where}"
-            if isinstance(item, dict):
-                for key, child in item.items():
-                    if not _unicode(key):
-                        return f"has a key with a lone surrogate at {where}; keys must be valid Unicode"
-                    stack.append((child, depth + 1, f"{where}.{key}"))
-            else:
-                stack.extend((child, depth + 1, f"{where}[{i}]") for i, child in enumerate(item))
-        elif isinstance(item, float) and not math.isfinite(item):
-            return f"has a non-finite number at {where}"
-        elif isinstance(item, str) and not _unicode(item):
-            return f"has a lone surrogate at {where}; text must be valid Unicode"
-    return None
-
-
-def _unicode(text: str) -> bool:
-    try:
-        valid_unicode(text)
-    except ValueError:
-        return False
-    return True
-
-
 def _record_data(value: dict[str, Any]) -> dict[str, Any]:
     problem = json_problem(value, RECORD_DEPTH_MAX)
     if problem is not None:
         raise ValueError(f"record data {problem}")
-    size = len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode())
+    size = compact_bytes(value)
     if size > RECORD_DATA_BYTES:
         raise ValueError(
             f"record data is {size} bytes as UTF-8 JSON; the limit is {RECORD_DATA_BYTES}"
