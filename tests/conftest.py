@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import os
 import textwrap
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
+
+from buddy.capabilities import AUTOLOAD_OFF
+
+# Capabilities installed in the environment do not join the suite's buddies (as pytest's
+# PYTEST_DISABLE_PLUGIN_AUTOLOAD): a test that wants one registers it (tests/capabilities).
+os.environ.setdefault(AUTOLOAD_OFF, "1")
 
 from buddy.testing.local import LocalPlatform
 

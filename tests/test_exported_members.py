@@ -12,6 +12,7 @@ MODULES = [
     "buddy",
     "buddy.errors",
     "buddy.capabilities",
+    "buddy.capabilities.data.datasets",
     "buddy.manifest.yamlio",
     "buddy.manifest.schema",
     "buddy.manifest.locate",

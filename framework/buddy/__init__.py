@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from buddy.errors import BuddyError, Issue, ManifestError, PlatformError, ToolError
 
 if TYPE_CHECKING:
-    from buddy.capabilities import DATA_ACCESS_CAPABILITIES
+    from buddy.capabilities.data.datasets import DATA_ACCESS_CAPABILITIES
     from buddy.compile.blueprint import Blueprint
     from buddy.compile.cache import load
     from buddy.compile.compiler import check
@@ -37,7 +37,7 @@ _LAZY = {
     "load": "buddy.compile.cache",
     "check": "buddy.compile.compiler",
     "Blueprint": "buddy.compile.blueprint",
-    "DATA_ACCESS_CAPABILITIES": "buddy.capabilities",
+    "DATA_ACCESS_CAPABILITIES": "buddy.capabilities.data.datasets",
     "Agent": "buddy.runtime.agent",
 }
 

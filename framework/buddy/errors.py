@@ -10,7 +10,8 @@ The class tree::
     ├── ResourceNotFoundError  `resource.read` of a file the buddy does not have
     ├── ModelError         a model request failed (after retries and fallbacks)
     │   └── ModelConfigError   a model cannot be used as configured (e.g. a missing API key)
-    └── ToolError          an error a tool body raises for the model to read
+    ├── ToolError          an error a tool body raises for the model to read
+    └── CapabilityError    a platform capability that cannot be registered (a plugin's bug)
 
 A user's mistake, a platform failure and an error meant for the model are different
 things and are caught in different places, so they never share a class.
@@ -22,6 +23,7 @@ from dataclasses import asdict, dataclass
 
 __all__ = [
     "BuddyError",
+    "CapabilityError",
     "Issue",
     "ManifestError",
     "ModelConfigError",
@@ -146,3 +148,17 @@ class ModelConfigError(ModelError):
 
 class ToolError(BuddyError):
     """Raised inside a tool body; its message becomes the error result the model sees."""
+
+
+class CapabilityError(BuddyError):
+    """A capability cannot be registered: a part is missing or wrong, or a name is taken.
+
+    Attributes:
+        where: The capability's module or entry point.
+        problem: What is wrong, naming the part.
+    """
+
+    def __init__(self, where: str, problem: str) -> None:
+        self.where = where
+        self.problem = problem
+        super().__init__(f"capability {where}: {problem}")

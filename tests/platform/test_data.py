@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from buddy.capabilities import DATA_ACCESS_CAPABILITIES
+from buddy.capabilities.data.datasets import DATA_ACCESS_CAPABILITIES
 from buddy.platform.dev import simulate
 from buddy.platform.limits import (
     CALENDAR_DAYS_DEFAULT,

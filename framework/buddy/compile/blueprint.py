@@ -110,6 +110,8 @@ class ToolSpec:
         templates: A declarative tool's templates by field (``key``, ``text``, ``reply`` …).
         ends_turn: Whether a successful call ends the turn (question and consent cards).
         timeout_seconds: Per-call limit for a custom tool's body, or ``None``.
+        execute: A platform tool's body, ``module:function`` (its capability's).
+        reads_data: A platform tool whose result may carry user data.
     """
 
     name: str
@@ -122,6 +124,8 @@ class ToolSpec:
     templates: Mapping[str, str] = field(default_factory=dict)
     ends_turn: bool = False
     timeout_seconds: float | None = None
+    execute: str = ""
+    reads_data: bool = False
 
 
 @dataclass(frozen=True, slots=True)

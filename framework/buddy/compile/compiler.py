@@ -20,7 +20,7 @@ import jinja2
 from jinja2 import meta
 from pydantic import TypeAdapter, ValidationError
 
-from buddy.capabilities import DATA_ACCESS_CAPABILITIES
+from buddy.capabilities.data.datasets import DATA_ACCESS_CAPABILITIES
 from buddy.compile.blueprint import (
     Blueprint,
     DataDeclaration,

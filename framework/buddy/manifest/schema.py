@@ -31,9 +31,14 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from buddy.capabilities import DATA_ACCESS_CAPABILITIES
+from buddy.capabilities import registry
+from buddy.capabilities.data.datasets import DATA_ACCESS_CAPABILITIES
 from buddy.models.providers import BASE_URL_PATTERN, PROVIDERS, infer_provider, split_ref
-from buddy.platform.limits import DECLARATION_REQUIREMENTS_MAX, PURPOSE_CHARS
+from buddy.platform.limits import (
+    DECLARATION_REQUIREMENTS_MAX,
+    PURPOSE_CHARS,
+    SUBSCRIPTION_KEY_PATTERN,
+)
 
 __all__ = [
     "HANDLER_PATTERN",
@@ -64,31 +69,12 @@ __all__ = [
 
 SLUG_PATTERN = r"^[a-z0-9][a-z0-9-]{0,62}$"
 TOOL_NAME_PATTERN = r"^[a-zA-Z0-9_-]{1,64}$"
-SUBSCRIPTION_KEY_PATTERN = r"^[a-z0-9][a-z0-9._-]{0,63}$"
 HANDLER_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*$"
 _HANDLER_RE = re.compile(HANDLER_PATTERN)
 _TIME_RE = re.compile(r"^([01][0-9]|2[0-3]):[0-5][0-9]$")
 
-PLATFORM_TOOL_NAMES: tuple[str, ...] = (
-    "resource_list",
-    "resource_read",
-    "ask_question",
-    "data_access_query",
-    "data_access_request",
-    "data_access_read_result",
-    "widget_create",
-    "widget_read",
-    "widget_read_module",
-    "widget_rename",
-    "widget_write_record",
-    "widget_delete_record",
-    "widget_delete",
-    "widget_send",
-    "proactive_subscribe",
-    "proactive_list",
-    "proactive_unsubscribe",
-    "proactive_unsubscribe_all",
-)
+#: Every platform tool a manifest may list by name: the registered capabilities' tools.
+PLATFORM_TOOL_NAMES: tuple[str, ...] = registry().tool_names()
 
 DEFAULT_QUIET_START = "22:30"
 DEFAULT_QUIET_END = "08:00"
@@ -344,12 +330,13 @@ class Persona(_Strict):
 
 
 def _check_platform_tool(value: str) -> str:
-    if value not in PLATFORM_TOOL_NAMES:
+    names = registry().tool_names()  # the registry's now: a capability may have joined
+    if value not in names:
         raise PydanticCustomError(
             "unknown-platform-tool",
             "`{name}` is not a platform tool (a custom tool is a mapping with "
             "`name`, `description`, `parameters` and `handler`)",
-            {"name": value, "hint": _choices(value, PLATFORM_TOOL_NAMES)},
+            {"name": value, "hint": _choices(value, names)},
         )
     return value
 
@@ -366,7 +353,7 @@ def _check_handler(value: str) -> str:
 
 
 def _check_tool_name(value: str) -> str:
-    if value in PLATFORM_TOOL_NAMES:
+    if value in registry().tools:
         raise PydanticCustomError(
             "tool-shadows-platform",
             "`{name}` is a platform tool; list it by name, or give your tool another name",

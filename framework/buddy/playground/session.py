@@ -343,7 +343,7 @@ class DevSession:
     def state(self) -> dict[str, Any]:
         """What the page shows of the session (tokens included: the page acts as the buddy
         for memory, which has no dev endpoint)."""
-        from buddy.capabilities import DATA_ACCESS_CAPABILITIES
+        from buddy.capabilities.data.datasets import DATA_ACCESS_CAPABILITIES
 
         return {
             "version": self.version,

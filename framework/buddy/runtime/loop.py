@@ -41,7 +41,6 @@ from buddy.runtime.state import CURRENT_TURN, RuntimeConversation, install_log_r
 from buddy.runtime.tools import Tool, ToolResult
 
 __all__ = [
-    "DATA_TOOLS",
     "DENIAL_PREFIX",
     "MAX_STEPS",
     "REDACTED",
@@ -54,7 +53,7 @@ log = logging.getLogger("buddy.runtime.loop")
 
 MAX_STEPS = 12
 REDACTED = "[已隐去：这一轮读过用户授权数据，此处不保留]"
-DATA_TOOLS = frozenset({"data_access_query", "data_access_read_result"})
+
 DENIAL_PREFIX = "调用被拒绝："  # how a hook's refusal reads to the model (and to scenario checks)
 MODEL_FAILURE = "抱歉，我这边暂时连不上模型，稍后再试试吧。"
 STEP_LIMIT = "（这一轮步骤太多，先停在这里。）"
@@ -96,8 +95,9 @@ class TurnOutcome:
 class _Recorder:
     """Builds the persisted steps, redacting everything after user data was read."""
 
-    def __init__(self, conversation: RuntimeConversation) -> None:
+    def __init__(self, conversation: RuntimeConversation, data_tools: frozenset[str]) -> None:
         self.conversation = conversation
+        self.data_tools = data_tools  # tools whose results may carry user data
         self.steps: list[dict[str, Any]] = []
         self.messages: list[Message] = []
 
@@ -148,7 +148,7 @@ class _Recorder:
         step: dict[str, Any] = {"type": "tool_result", "tool": call.name, "call_id": call.id}
         if result.is_error:
             step["is_error"] = True
-        if read_here and call.name in DATA_TOOLS:
+        if read_here and call.name in self.data_tools:
             content: Any = _statuses(raw)  # from the tool's own result, before any after hook
             step["content"] = content
             shown = json.dumps(content, ensure_ascii=False)
@@ -276,6 +276,7 @@ class AgentLoop:
         self.definitions = tuple(
             ToolDefinition(t.name, t.description, t.parameters) for t in tools.values()
         )
+        self.data_tools = frozenset(name for name, tool in tools.items() if tool.reads_data)
         install_log_redaction()
 
     async def run(
@@ -302,7 +303,7 @@ class AgentLoop:
         on_event: Callable[[AgentEvent], None] | None,
     ) -> TurnOutcome:
         emit = on_event or (lambda event: None)
-        recorder = _Recorder(conversation)
+        recorder = _Recorder(conversation, self.data_tools)
         messages = [*history, user]
         emit(AgentEvent("agent_start"))
         reply: str | None = None

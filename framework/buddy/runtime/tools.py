@@ -9,6 +9,7 @@ turn never crashes on a tool.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import inspect
 import json
 from collections.abc import Awaitable, Callable, Mapping
@@ -18,11 +19,17 @@ from typing import Any
 
 from buddy.compile.blueprint import Blueprint, ToolSpec
 from buddy.compile.persona import make_environment
-from buddy.errors import PlatformError, ToolError
 from buddy.runtime.plugins import load_handler
-from buddy.runtime.state import DATA_READ_REFUSAL, RuntimeConversation
+from buddy.runtime.state import RuntimeConversation
 
-__all__ = ["DEFAULT_TOOL_TIMEOUT", "Tool", "ToolResult", "build_tools", "result_of"]
+__all__ = [
+    "DEFAULT_TOOL_TIMEOUT",
+    "Tool",
+    "ToolResult",
+    "build_tools",
+    "json_result",
+    "result_of",
+]
 
 DEFAULT_TOOL_TIMEOUT = 60.0
 
@@ -74,6 +81,7 @@ class Tool:
     kind: str = "platform"
     ends_turn: bool = False
     timeout: float = DEFAULT_TOOL_TIMEOUT
+    reads_data: bool = False
     _validator: Any = field(default=None, repr=False)
 
     def validate(self, params: Any) -> str | None:
@@ -90,120 +98,28 @@ class Tool:
         return f"参数不符合要求：{where}: {first.message}"
 
 
-def _json(value: Any) -> ToolResult:
+def json_result(value: Any) -> ToolResult:
+    """A result whose text is ``value`` as JSON (and whose details are ``value``)."""
     return ToolResult.of(json.dumps(value, ensure_ascii=False), details=value)
 
 
 # ---------------------------------------------------------------- platform tools
 
 
-def _widget_failure(exc: PlatformError) -> ToolResult:
-    # The model gets the status only (SPEC §4): the reason may leak internals.
-    return ToolResult.of(
-        f"平台请求失败（HTTP {exc.status}），请查询最新状态后再操作", is_error=True
-    )
+def _platform(reference: str) -> Execute:
+    """A platform tool's body, its capability's ``execute`` (``module:function``, in the
+    compiled spec), imported on the first call: a start from the compiled-buddy cache
+    needs neither the registry nor the capabilities' run-time code."""
+    function: Execute | None = None
 
-
-async def _resource_list(call_id: str, p: dict[str, Any], c: RuntimeConversation) -> ToolResult:
-    files = c.resource.list()
-    return ToolResult.of("\n".join(files) if files else "没有资料", details=files)
-
-
-async def _resource_read(call_id: str, p: dict[str, Any], c: RuntimeConversation) -> ToolResult:
-    return ToolResult.of(c.resource.read(p["file"]))
-
-
-async def _ask_question(call_id: str, p: dict[str, Any], c: RuntimeConversation) -> ToolResult:
-    if c.turn.data_read:
-        raise ToolError(DATA_READ_REFUSAL.format(what="发题卡"))
-    if len(set(p["options"])) != len(p["options"]):
-        raise ToolError("选项不能重复")
-    c.turn.question = {"question": p["question"], "options": list(p["options"])}
-    c.turn.ended = True
-    return ToolResult.of("题卡已发出，等对方选择。", details=c.turn.question)
-
-
-async def _data_query(call_id: str, p: dict[str, Any], c: RuntimeConversation) -> ToolResult:
-    results = await c.data_access.query(list(p["datasets"]), p.get("member_id"))
-    return _json(results)
-
-
-async def _data_request(call_id: str, p: dict[str, Any], c: RuntimeConversation) -> ToolResult:
-    sent = await c.data_access.request(
-        p["kind"],
-        p["reason"],
-        idempotency_key=call_id,
-        datasets=p.get("datasets"),
-        calendar_days=p.get("calendar_days"),
-    )  # ends the turn (runtime/state.py), as from any tool's code
-    return ToolResult.of("授权卡已发出，这一轮到此结束，等对方处理。", details=sent)
-
-
-async def _data_read_result(call_id: str, p: dict[str, Any], c: RuntimeConversation) -> ToolResult:
-    return _json(await c.data_access.read_result(p["request_id"]))
-
-
-def _widget(operation: Callable[..., Awaitable[Any]]) -> Execute:
     async def execute(call_id: str, p: dict[str, Any], c: RuntimeConversation) -> ToolResult:
-        try:
-            return _json(await operation(call_id, p, c) or {"ok": True})
-        except PlatformError as exc:
-            return _widget_failure(exc)
+        nonlocal function
+        if function is None:
+            module, _, attribute = reference.partition(":")
+            function = getattr(importlib.import_module(module), attribute)
+        return await function(call_id, p, c)
 
     return execute
-
-
-_PLATFORM: dict[str, Execute] = {
-    "resource_list": _resource_list,
-    "resource_read": _resource_read,
-    "ask_question": _ask_question,
-    "data_access_query": _data_query,
-    "data_access_request": _data_request,
-    "data_access_read_result": _data_read_result,
-    "widget_create": _widget(
-        lambda i, p, c: c.widget.create(p["type"], p["title"], idempotency_key=i)
-    ),
-    "widget_read": _widget(lambda i, p, c: c.widget.read(p["widget_id"])),
-    "widget_read_module": _widget(
-        lambda i, p, c: c.widget.read_module(p["widget_id"], p["module"])
-    ),
-    "widget_rename": _widget(lambda i, p, c: c.widget.rename(p["widget_id"], p["title"])),
-    "widget_write_record": _widget(
-        lambda i, p, c: c.widget.write_record(
-            p["widget_id"],
-            p["module"],
-            p["record_id"],
-            p["data"],
-            expected_revision=p.get("expected_revision"),
-        )
-    ),
-    "widget_delete_record": _widget(
-        lambda i, p, c: c.widget.delete_record(p["widget_id"], p["module"], p["record_id"])
-    ),
-    "widget_delete": _widget(lambda i, p, c: c.widget.delete(p["widget_id"])),
-    "widget_send": _widget(lambda i, p, c: c.widget.send(p["widget_id"], idempotency_key=i)),
-    "proactive_subscribe": lambda i, p, c: _subscribe(p, c),
-    "proactive_list": lambda i, p, c: _listed(c),
-    "proactive_unsubscribe": lambda i, p, c: _unsubscribe(p, c),
-    "proactive_unsubscribe_all": lambda i, p, c: _unsubscribe_all(c),
-}
-
-
-async def _subscribe(p: dict[str, Any], c: RuntimeConversation) -> ToolResult:
-    request = {k: v for k, v in p.items() if k != "key"}
-    return _json(await c.proactive.subscribe(p["key"], request))
-
-
-async def _listed(c: RuntimeConversation) -> ToolResult:
-    return _json(await c.proactive.list())
-
-
-async def _unsubscribe(p: dict[str, Any], c: RuntimeConversation) -> ToolResult:
-    return _json({"found": await c.proactive.unsubscribe(p["key"])})
-
-
-async def _unsubscribe_all(c: RuntimeConversation) -> ToolResult:
-    return _json({"closed": await c.proactive.unsubscribe_all()})
 
 
 # ---------------------------------------------------------------- custom and declarative tools
@@ -249,7 +165,7 @@ def _declarative(spec: ToolSpec) -> Execute:
             prefix = _render(templates["prefix"], p) if "prefix" in templates else ""
             entries = [e for e in await c.memory.list() if str(e["key"]).startswith(prefix)]
             if "reply" not in templates:
-                return _json([{"key": e["key"], "text": e["text"]} for e in entries])
+                return json_result([{"key": e["key"], "text": e["text"]} for e in entries])
         return ToolResult.of(_render(templates["reply"], p))
 
     return execute
@@ -260,7 +176,7 @@ def build_tools(blueprint: Blueprint) -> dict[str, Tool]:
     tools: dict[str, Tool] = {}
     for spec in blueprint.tools:
         if spec.kind == "platform":
-            execute = _PLATFORM[spec.name]
+            execute = _platform(spec.execute)
         elif spec.kind == "custom":
             execute = _custom(spec)
         else:
@@ -274,5 +190,6 @@ def build_tools(blueprint: Blueprint) -> dict[str, Tool]:
             kind=spec.kind,
             ends_turn=spec.ends_turn,
             timeout=spec.timeout_seconds or DEFAULT_TOOL_TIMEOUT,
+            reads_data=spec.reads_data,
         )
     return tools

@@ -23,9 +23,10 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Discriminator, Field, Tag
 from pydantic_core import PydanticCustomError
 
+from buddy.capabilities import data_tools
 from buddy.manifest.schema import DatasetId
 from buddy.manifest.yamlio import YamlPath
-from buddy.runtime.loop import DATA_TOOLS, DENIAL_PREFIX
+from buddy.runtime.loop import DENIAL_PREFIX
 
 __all__ = [
     "DENIAL_PREFIX",
@@ -779,7 +780,7 @@ def _read_index(steps: Sequence[Mapping[str, Any]]) -> int | None:
         content = step.get("content")
         if (
             step.get("type") == "tool_result"
-            and step.get("tool") in DATA_TOOLS
+            and step.get("tool") in data_tools()
             and isinstance(content, dict)
             and "available" in content.values()
         ):

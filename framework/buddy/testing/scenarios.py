@@ -29,6 +29,7 @@ from zoneinfo import ZoneInfo
 
 import httpx
 
+from buddy.capabilities import data_tools
 from buddy.compile.blueprint import Blueprint
 from buddy.errors import ModelError
 from buddy.manifest.locate import loc_of
@@ -45,7 +46,6 @@ from buddy.models.base import (
     ToolCall,
     Usage,
 )
-from buddy.runtime.loop import DATA_TOOLS
 from buddy.runtime.server import SKIP_MARKER
 from buddy.testing.expectations import (
     CallSeen,
@@ -637,7 +637,7 @@ class _Run:
         dataset a query of this step read, plus any one-time result it read."""
         values: set[str] = set()
         for call in seen.calls:
-            if call.name not in DATA_TOOLS or not isinstance(call.args, dict):
+            if call.name not in data_tools() or not isinstance(call.args, dict):
                 continue
             if call.name == "data_access_query":
                 member = call.args.get("member_id") or self._member_id(None)
@@ -648,7 +648,7 @@ class _Run:
                         )
                         values |= data_leaves(data.get("items"))
         for result in seen.results:
-            if result.name in DATA_TOOLS and result.text is not None:
+            if result.name in data_tools() and result.text is not None:
                 with contextlib.suppress(ValueError):
                     parsed = json.loads(result.text)
                     entries = parsed if isinstance(parsed, list) else [parsed]

@@ -1,6 +1,6 @@
 """User-data access (seed §3.4): declarations, versioned grants, queries and consent cards.
 
-Three layers meet here. The runtime's catalogue (:mod:`buddy.capabilities`) says which
+Three layers meet here. The runtime's catalogue (:mod:`buddy.capabilities.data.datasets`) says which
 datasets exist; the buddy's declaration (uploaded whole at start) says which of them it
 needs and why; the user's grants say what it may read. A grant is stored per
 ``(identity, member_id, dataset)`` with the version of the declaration it was made at —
@@ -26,7 +26,7 @@ from fastapi import APIRouter, Depends, Path, Query, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.routing import APIRoute
 
-from buddy.capabilities import DATA_ACCESS_CAPABILITIES
+from buddy.capabilities.data.datasets import DATA_ACCESS_CAPABILITIES
 from buddy.platform.dev import simulate
 from buddy.platform.dev.core import (
     ConversationRow,

@@ -20,7 +20,7 @@ from datetime import date, datetime, time, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from buddy.capabilities import DATA_ACCESS_CAPABILITIES
+from buddy.capabilities.data.datasets import DATA_ACCESS_CAPABILITIES
 
 __all__ = ["TIMEZONE", "WINDOW_DAYS", "Seeded", "calendar", "location", "simulate"]
 

@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, Field, model_validator
 
-from buddy.capabilities import DATA_ACCESS_CAPABILITIES
+from buddy.capabilities.data.datasets import DATA_ACCESS_CAPABILITIES
 from buddy.platform.limits import (
     CALENDAR_DAYS_DEFAULT,
     CALENDAR_DAYS_MAX,

@@ -23,12 +23,11 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from buddy.capabilities import DATA_ACCESS_CAPABILITIES
+from buddy.capabilities.data.datasets import DATA_ACCESS_CAPABILITIES
 from buddy.manifest.schema import (
     DEFAULT_QUIET_END,
     DEFAULT_QUIET_START,
     DEFAULT_TIMEZONE,
-    SUBSCRIPTION_KEY_PATTERN,
     DataUpdatedTrigger,
     EventTrigger,
     QuietHours,
@@ -45,6 +44,7 @@ from buddy.platform.limits import (
     INTERVAL_MAX,
     INTERVAL_MIN,
     SUBSCRIPTION_KEY_CHARS,
+    SUBSCRIPTION_KEY_PATTERN,
     SUBSCRIPTION_REASON_CHARS,
     SUBSCRIPTION_TITLE_CHARS,
 )

@@ -1,6 +1,6 @@
-"""The capability catalogue: which user datasets this runtime supports.
+"""The dataset catalogue: which user datasets this runtime supports.
 
-The catalogue is data (``capabilities.json`` beside this module), the counterpart of the
+The catalogue is data (``datasets.json`` beside this module), the counterpart of the
 TypeScript runtime's ``DATA_ACCESS_CAPABILITIES``: the loader checks ``data.requirements``
 ids against it, the compiler expands each requirement with its title, source and schema
 version, and the dev platform simulates datasets with these item fields.
@@ -15,11 +15,11 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-__all__ = ["DATA_ACCESS_CAPABILITIES", "Capability", "capability"]
+__all__ = ["DATA_ACCESS_CAPABILITIES", "Dataset", "dataset"]
 
 
 @dataclass(frozen=True, slots=True)
-class Capability:
+class Dataset:
     """One dataset the runtime can read.
 
     Attributes:
@@ -40,13 +40,13 @@ class Capability:
 
 
 @cache
-def _load() -> MappingProxyType[str, Capability]:
+def _load() -> MappingProxyType[str, Dataset]:
     raw: dict[str, dict[str, Any]] = json.loads(
-        Path(__file__).with_name("capabilities.json").read_text(encoding="utf-8")
+        Path(__file__).with_name("datasets.json").read_text(encoding="utf-8")
     )
     return MappingProxyType(
         {
-            key: Capability(
+            key: Dataset(
                 id=key,
                 title=value["title"],
                 source=value["source"],
@@ -59,10 +59,10 @@ def _load() -> MappingProxyType[str, Capability]:
     )
 
 
-DATA_ACCESS_CAPABILITIES: MappingProxyType[str, Capability] = _load()
+DATA_ACCESS_CAPABILITIES: MappingProxyType[str, Dataset] = _load()
 
 
-def capability(dataset_id: str) -> Capability:
+def dataset(dataset_id: str) -> Dataset:
     """The catalogue entry for ``dataset_id``.
 
     Raises:

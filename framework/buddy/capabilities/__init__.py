@@ -1,0 +1,279 @@
+"""Platform capabilities, one folder each, and the registry that plugs them into the core.
+
+A capability is everything about one thing the platform can do — resources, question
+cards, memory, user data, widgets, proactive service — kept in its own package
+``buddy/capabilities/<name>/``, with the same file name for the same role in every one:
+
+``__init__.py``
+    ``CAPABILITY``: the :class:`Capability` the registry takes (its name and parts).
+``tools.py``
+    Its model tools as :class:`PlatformTool` declarations: names, labels, descriptions
+    and parameter schemas, built from its own limits. Standard library only: ``buddy
+    validate`` reads them.
+``execute.py``
+    What each tool does at run time, bound to the ``conversation`` object; imported by
+    the runtime on first use only.
+
+The core — manifest, compile, runtime — iterates :func:`registry` and names no
+capability. The built-ins are registered exactly as a third-party capability is: a
+module with ``CAPABILITY``, loaded by :func:`register_module` (the built-ins by the names
+in :data:`BUILTINS`, like pytest's own plugins; others through the ``buddy.capabilities``
+entry-point group, skipped while ``BUDDY_DISABLE_CAPABILITY_AUTOLOAD`` is set, as the
+test suite does). Registration checks every part and names the capability and the part
+that is missing or wrong (:class:`~buddy.errors.CapabilityError`), as pluggy does for
+hook implementations.
+
+Not moved yet (see docs/architecture.md): conversation facades, wire models, dev-platform
+routes, manifest sections and render parts still live in their layers.
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib
+import os
+import re
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+from buddy.errors import CapabilityError
+
+if TYPE_CHECKING:
+    from buddy.compile.blueprint import WidgetType
+
+__all__ = [
+    "AUTOLOAD_OFF",
+    "BUILTINS",
+    "ENTRY_POINT_GROUP",
+    "Capability",
+    "PlatformTool",
+    "Registry",
+    "ToolContext",
+    "data_tools",
+    "obj",
+    "register_module",
+    "registry",
+]
+
+#: The built-in capabilities, in the order their tools are listed (schema, docs).
+BUILTINS = (
+    "buddy.capabilities.resources",
+    "buddy.capabilities.questions",
+    "buddy.capabilities.memory",
+    "buddy.capabilities.data",
+    "buddy.capabilities.widgets",
+    "buddy.capabilities.proactive",
+)
+#: The entry-point group third-party capabilities register under.
+ENTRY_POINT_GROUP = "buddy.capabilities"
+#: Set (to anything) to skip the entry points: only the built-ins (tests, reproducible runs).
+AUTOLOAD_OFF = "BUDDY_DISABLE_CAPABILITY_AUTOLOAD"
+
+_NAME = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
+_TOOL = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+_EXECUTE = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
+
+
+@dataclass(frozen=True, slots=True)
+class ToolContext:
+    """What a tool's description and parameters may depend on, per buddy.
+
+    Attributes:
+        widgets: The buddy's widget types (their tools list each type's modules).
+        subscriptions: Declared subscriptions as ``(key, title)`` (the model may subscribe
+            them by key alone).
+    """
+
+    widgets: tuple[WidgetType, ...] = ()
+    subscriptions: tuple[tuple[str, str], ...] = ()
+
+
+Text = str | Callable[[ToolContext], str]
+Schema = Mapping[str, Any] | Callable[[ToolContext], Mapping[str, Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class PlatformTool:
+    """One model tool a capability offers, as a manifest lists it by name.
+
+    Attributes:
+        name: The tool name (``^[a-z][a-z0-9_]*$``), unique across the registry.
+        label: What a user interface shows while it runs (``正在…``).
+        description: What the model reads: text, or a function of the buddy's
+            :class:`ToolContext`.
+        parameters: The JSON Schema of its arguments, or a function of the context.
+        execute: ``module:function`` of the body, ``async (call_id, params,
+            conversation) -> ToolResult``; imported on first use.
+        ends_turn: The turn stops after the step that called it (a card waits for the user).
+        reads_data: Its result may carry user data: the record keeps dataset statuses only.
+    """
+
+    name: str
+    label: str
+    description: Text
+    parameters: Schema
+    execute: str
+    ends_turn: bool = False
+    reads_data: bool = False
+
+    def describe(self, context: ToolContext) -> str:
+        """The description for a buddy."""
+        return self.description(context) if callable(self.description) else self.description
+
+    def schema(self, context: ToolContext) -> dict[str, Any]:
+        """The parameter schema for a buddy (a fresh copy)."""
+        value = self.parameters(context) if callable(self.parameters) else self.parameters
+        return copy.deepcopy(dict(value))
+
+
+@dataclass(frozen=True, slots=True)
+class Capability:
+    """A platform capability as it registers.
+
+    Attributes:
+        name: Its id (``^[a-z][a-z0-9_]*$``), the folder's name for a built-in.
+        title: What it is, for docs and errors.
+        tools: The model tools it offers, in the order they are listed.
+    """
+
+    name: str
+    title: str
+    tools: tuple[PlatformTool, ...] = ()
+
+
+@dataclass
+class Registry:
+    """The registered capabilities and their tools, by name."""
+
+    capabilities: dict[str, Capability] = field(default_factory=dict)
+    tools: dict[str, PlatformTool] = field(default_factory=dict)
+    owners: dict[str, str] = field(default_factory=dict)  # tool name -> capability name
+
+    def add(self, capability: Capability, where: str) -> None:
+        """Register ``capability`` (from ``where``, for errors), checking every part.
+
+        Raises:
+            CapabilityError: A part is missing or wrong, or a name is taken.
+        """
+        for problem in _problems(capability, where):
+            raise CapabilityError(where, problem)
+        if capability.name in self.capabilities:
+            raise CapabilityError(where, f"the name {capability.name!r} is registered already")
+        for tool in capability.tools:
+            owner = self.owners.get(tool.name)
+            if owner is not None:
+                raise CapabilityError(
+                    where, f"tool {tool.name!r} is registered already by capability {owner!r}"
+                )
+        self.capabilities[capability.name] = capability
+        for tool in capability.tools:
+            self.tools[tool.name] = tool
+            self.owners[tool.name] = capability.name
+
+    def tool_names(self) -> tuple[str, ...]:
+        """Every platform tool's name, in registration order."""
+        return tuple(self.tools)
+
+    def __iter__(self) -> Iterator[Capability]:
+        return iter(self.capabilities.values())
+
+
+def _problems(capability: Any, where: str) -> Iterator[str]:
+    if not isinstance(capability, Capability):
+        yield f"CAPABILITY must be a buddy.capabilities.Capability, not {type(capability).__name__}"
+        return
+    if not _NAME.match(capability.name):
+        yield f"name {capability.name!r} must match {_NAME.pattern}"
+    if not capability.title:
+        yield "title is empty"
+    if not isinstance(capability.tools, tuple):
+        yield "tools must be a tuple of PlatformTool"
+        return
+    seen: set[str] = set()
+    for index, tool in enumerate(capability.tools):
+        part = f"tools[{index}]"
+        if not isinstance(tool, PlatformTool):
+            yield f"{part} must be a PlatformTool, not {type(tool).__name__}"
+            continue
+        if not _TOOL.match(tool.name):
+            yield f"{part}: name {tool.name!r} must match {_TOOL.pattern}"
+        if tool.name in seen:
+            yield f"{part}: tool {tool.name!r} appears twice"
+        seen.add(tool.name)
+        if not tool.label:
+            yield f"{part} ({tool.name}): label is empty"
+        if not (callable(tool.description) or tool.description):
+            yield f"{part} ({tool.name}): description is empty"
+        if not (callable(tool.parameters) or isinstance(tool.parameters, Mapping)):
+            yield f"{part} ({tool.name}): parameters must be a JSON Schema mapping or a function"
+        if not _EXECUTE.match(tool.execute):
+            yield f"{part} ({tool.name}): execute {tool.execute!r} must be 'module:function'"
+
+
+def register_module(target: Registry, module: ModuleType | str) -> Capability:
+    """Register the ``CAPABILITY`` of ``module`` (a module or its dotted name).
+
+    Raises:
+        CapabilityError: The module cannot be imported, has no ``CAPABILITY``, or a part
+            of it is wrong.
+    """
+    name = module if isinstance(module, str) else module.__name__
+    if isinstance(module, str):
+        try:
+            module = importlib.import_module(module)
+        except ImportError as exc:
+            raise CapabilityError(name, f"cannot be imported: {exc}") from exc
+    capability: Any = getattr(module, "CAPABILITY", None)
+    if capability is None:
+        raise CapabilityError(name, "has no CAPABILITY (a buddy.capabilities.Capability)")
+    target.add(capability, name)
+    assert isinstance(capability, Capability)  # add() refused anything else
+    return capability
+
+
+def _entry_points() -> Iterator[tuple[str, str]]:
+    from importlib.metadata import entry_points
+
+    for point in entry_points(group=ENTRY_POINT_GROUP):
+        yield point.name, point.value
+
+
+@cache
+def registry() -> Registry:
+    """The capabilities of this process: the built-ins, then the entry points (unless
+    :data:`AUTOLOAD_OFF` is set), each checked as it registers.
+
+    Raises:
+        CapabilityError: A capability is broken (naming it and the part).
+    """
+    found = Registry()
+    for module in BUILTINS:
+        register_module(found, module)
+    if not os.environ.get(AUTOLOAD_OFF):
+        for point, value in _entry_points():
+            module = value.partition(":")[0]
+            if module in BUILTINS:
+                continue  # an old install listing a built-in: it is registered already
+            try:
+                register_module(found, module)
+            except CapabilityError as exc:
+                raise CapabilityError(f"entry point {point!r} ({value})", exc.problem) from exc
+    return found
+
+
+def data_tools() -> frozenset[str]:
+    """The registered platform tools whose results may carry user data."""
+    return frozenset(t.name for t in registry().tools.values() if t.reads_data)
+
+
+def obj(properties: Mapping[str, Any], required: tuple[str, ...] = ()) -> dict[str, Any]:
+    """A closed JSON Schema object (what every tool's parameters are)."""
+    return {
+        "type": "object",
+        "properties": dict(properties),
+        "required": list(required),
+        "additionalProperties": False,
+    }

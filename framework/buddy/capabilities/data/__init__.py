@@ -1,0 +1,10 @@
+"""User data: the datasets a buddy declares (``data:``), queries, asks consent for with a
+card (which ends the turn), and the one-time results of location and calendar cards.
+The catalogue of datasets is :mod:`buddy.capabilities.data.datasets`."""
+
+from __future__ import annotations
+
+from buddy.capabilities import Capability
+from buddy.capabilities.data.tools import TOOLS
+
+CAPABILITY = Capability("data", "用户授权数据（data_access）", TOOLS)

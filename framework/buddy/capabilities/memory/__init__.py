@@ -1,0 +1,9 @@
+"""Memory: what a buddy keeps about a conversation (key → text), written by declarative
+``uses: memory.*`` tools and by code through ``conversation.memory``. It offers no
+platform tool of its own; its limits are ``buddy.platform.limits``'s memory rules."""
+
+from __future__ import annotations
+
+from buddy.capabilities import Capability
+
+CAPABILITY = Capability("memory", "记忆（conversation.memory 与 uses: memory.*）")

@@ -1,0 +1,9 @@
+"""Widgets: structured panels of the types in ``widgets/<type>/schema.json``, created,
+read, written and sent into the chat."""
+
+from __future__ import annotations
+
+from buddy.capabilities import Capability
+from buddy.capabilities.widgets.tools import TOOLS
+
+CAPABILITY = Capability("widgets", "小挂件（widgets/<type>/schema.json）", TOOLS)

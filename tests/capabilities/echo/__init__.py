@@ -1,0 +1,11 @@
+"""A test capability, registered as a third party's would be: it offers one model tool.
+
+It is not shipped; tests/test_capabilities.py registers it through the entry-point path
+of the registry."""
+
+from __future__ import annotations
+
+from buddy.capabilities import Capability
+from tests.capabilities.echo.tools import TOOLS
+
+CAPABILITY = Capability("echo", "回声（测试用）", TOOLS)

@@ -1,0 +1,201 @@
+"""The capability registry: the built-ins and a third party's register the same way, every
+part is checked at registration, and the core names no capability's tool."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import buddy
+from buddy import capabilities
+from buddy.capabilities import (
+    AUTOLOAD_OFF,
+    BUILTINS,
+    Capability,
+    PlatformTool,
+    Registry,
+    ToolContext,
+    obj,
+    register_module,
+    registry,
+)
+from buddy.compile.render import view
+from buddy.errors import CapabilityError
+from buddy.testing import TestModel, call
+from tests.conftest import MINIMAL, REPO, Write
+
+pytestmark = pytest.mark.anyio
+
+FRAMEWORK = REPO / "framework" / "buddy"
+
+
+@pytest.fixture
+def with_echo(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The registry of a process where the echo capability is installed (an entry point)."""
+    monkeypatch.delenv(AUTOLOAD_OFF)
+    monkeypatch.setattr(
+        capabilities, "_entry_points", lambda: iter([("echo", "tests.capabilities.echo")])
+    )
+    registry.cache_clear()
+    yield
+    registry.cache_clear()
+
+
+def test_the_builtins_register_in_order() -> None:
+    names = [c.name for c in registry()]
+    assert names == ["resources", "questions", "memory", "data", "widgets", "proactive"]
+    assert [m.rsplit(".", 1)[1] for m in BUILTINS] == names
+
+
+def test_every_capability_supplies_every_part() -> None:
+    found = registry()
+    for capability in found:
+        assert isinstance(capability, Capability) and capability.title
+        folder = FRAMEWORK / "capabilities" / capability.name
+        assert (folder / "__init__.py").is_file()
+        if capability.tools:  # the same role has the same file name in every folder
+            assert (folder / "tools.py").is_file() and (folder / "execute.py").is_file()
+        for tool in capability.tools:
+            assert found.owners[tool.name] == capability.name
+            module, _, function = tool.execute.partition(":")
+            assert module == f"buddy.capabilities.{capability.name}.execute"
+            body = getattr(__import__(module, fromlist=[function]), function)
+            assert callable(body), tool.execute
+            context = ToolContext()
+            assert tool.describe(context) and tool.schema(context)["type"] == "object"
+
+
+CORE = ("manifest", "compile", "runtime")
+
+
+def _core_files() -> Iterator[Path]:
+    for layer in CORE:
+        yield from (FRAMEWORK / layer).rglob("*.py")
+
+
+def test_the_core_names_no_capabilitys_tool() -> None:
+    # A tool name as a string literal outside capabilities/ means its logic is there too.
+    tools = registry().tool_names()
+    names = "|".join(map(re.escape, tools))
+    pattern = re.compile(rf"""["']({names})["']""")
+    named = [
+        f"{path.relative_to(FRAMEWORK)}: {match.group(1)}"
+        for path in _core_files()
+        for match in pattern.finditer(path.read_text(encoding="utf-8"))
+    ]
+    assert named == []
+
+
+def test_a_third_party_capability_validates_renders_and_runs(with_echo: None, write: Write) -> None:
+    assert registry().owners["echo_say"] == "echo"
+    path = write({"buddy.yaml": MINIMAL + "tools: [echo_say, resource_list]\n"})
+    blueprint = buddy.load(path)
+    (echo, _) = blueprint.tools
+    assert (echo.name, echo.kind, echo.label) == ("echo_say", "platform", "正在回声")
+    assert echo.parameters["properties"]["text"]["maxLength"] == 40
+    assert "最多 40 字" in echo.description
+    assert view(blueprint)["tools"][0]["name"] == "echo_say"
+
+
+async def test_the_third_party_tool_is_offered_and_runs(with_echo: None, write: Write) -> None:
+    path = write({"buddy.yaml": MINIMAL + "tools: [echo_say]\n"})
+    model = TestModel([call("echo_say", {"text": "你好"}), "好。"])
+    outcome = await buddy.Agent(buddy.load(path), model).run("说句话")
+    assert [t.name for t in model.requests[0].tools] == ["echo_say"]
+    assert model.requests[1].messages[-1].content == "回声：你好"
+    assert outcome.reply == "好。"
+
+
+def test_without_the_capability_its_tool_is_a_located_error(write: Write) -> None:
+    path = write({"buddy.yaml": MINIMAL + "tools: [echo_say]\n"})
+    _, issues = buddy.check(path)
+    assert [(i.line, i.code) for i in issues] == [(5, "unknown-platform-tool")]
+
+
+def test_entry_points_are_skipped_while_autoload_is_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(
+        capabilities, "_entry_points", lambda: iter([("echo", "tests.capabilities.echo")])
+    )
+    registry.cache_clear()
+    try:
+        assert "echo_say" not in registry().tools  # AUTOLOAD_OFF is set for the suite
+    finally:
+        registry.cache_clear()
+
+
+def _tool(name: str = "x_do", **changes: object) -> PlatformTool:
+    fields: dict[str, object] = {
+        "name": name,
+        "label": "正在做",
+        "description": "做一件事。",
+        "parameters": obj({}),
+        "execute": "x.execute:do",
+    }
+    fields.update(changes)
+    return PlatformTool(**fields)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("capability", "problem"),
+    [
+        ("not a capability", "CAPABILITY must be a buddy.capabilities.Capability, not str"),
+        (Capability("X", "x"), "name 'X' must match"),
+        (Capability("x", ""), "title is empty"),
+        (Capability("x", "x", [_tool()]), "tools must be a tuple of PlatformTool"),  # type: ignore[arg-type]
+        (Capability("x", "x", ("t",)), "tools[0] must be a PlatformTool, not str"),  # type: ignore[arg-type]
+        (Capability("x", "x", (_tool("Bad"),)), "tools[0]: name 'Bad' must match"),
+        (Capability("x", "x", (_tool(), _tool())), "tools[1]: tool 'x_do' appears twice"),
+        (Capability("x", "x", (_tool(label=""),)), "tools[0] (x_do): label is empty"),
+        (Capability("x", "x", (_tool(description=""),)), "tools[0] (x_do): description is empty"),
+        (
+            Capability("x", "x", (_tool(parameters=[]),)),
+            "tools[0] (x_do): parameters must be a JSON Schema mapping or a function",
+        ),
+        (
+            Capability("x", "x", (_tool(execute="x.do"),)),
+            "tools[0] (x_do): execute 'x.do' must be 'module:function'",
+        ),
+    ],
+)
+def test_registration_names_the_capability_and_the_wrong_part(
+    capability: object, problem: str
+) -> None:
+    with pytest.raises(CapabilityError) as caught:
+        Registry().add(capability, "acme.x")  # type: ignore[arg-type]
+    assert caught.value.where == "acme.x"
+    assert problem in caught.value.problem
+    assert str(caught.value).startswith("capability acme.x: ")
+
+
+def test_a_name_or_a_tool_taken_is_refused() -> None:
+    found = Registry()
+    found.add(Capability("x", "x", (_tool(),)), "acme.x")
+    with pytest.raises(CapabilityError, match="the name 'x' is registered already"):
+        found.add(Capability("x", "x"), "acme.other")
+    with pytest.raises(
+        CapabilityError, match="tool 'x_do' is registered already by capability 'x'"
+    ):
+        found.add(Capability("y", "y", (_tool(),)), "acme.y")
+
+
+def test_a_module_without_capability_or_importable_is_refused() -> None:
+    with pytest.raises(CapabilityError, match="has no CAPABILITY"):
+        register_module(Registry(), "tests.capabilities.echo.tools")
+    with pytest.raises(CapabilityError, match="cannot be imported"):
+        register_module(Registry(), "tests.capabilities.nowhere")
+
+
+def test_a_broken_entry_point_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(AUTOLOAD_OFF)
+    monkeypatch.setattr(
+        capabilities, "_entry_points", lambda: iter([("acme", "tests.capabilities.nowhere")])
+    )
+    registry.cache_clear()
+    try:
+        with pytest.raises(CapabilityError, match=r"entry point 'acme' \(tests.capabilities"):
+            registry()
+    finally:
+        registry.cache_clear()
