@@ -29,8 +29,9 @@ from buddy.cards import (
     read_card,
     slugify,
 )
-from buddy.cards.png import PngError, decode_text, parse_png
+from buddy.cards.png import decode_text, parse_png
 from buddy.cli.main import main
+from buddy.errors import PngError
 from tests.conftest import MINIMAL, REPO
 
 # ---------------------------------------------------------------- cards used below

@@ -11,7 +11,12 @@ The class tree::
     ├── ModelError         a model request failed (after retries and fallbacks)
     │   └── ModelConfigError   a model cannot be used as configured (e.g. a missing API key)
     ├── ToolError          an error a tool body raises for the model to read
-    └── CapabilityError    a platform capability that cannot be registered (a plugin's bug)
+    ├── CapabilityError    a platform capability that cannot be registered (a plugin's bug)
+    ├── ParseError         a file that is not plain YAML/JSON (the loader turns it into an Issue)
+    ├── HookFailed         a hook itself raised; the call gets an error result
+    ├── Reject             the dev platform answers a request with an error status
+    ├── CardError          a file is not a valid character card
+    └── PngError           bytes that are not a well-formed PNG (also a ValueError)
 
 A user's mistake, a platform failure and an error meant for the model are different
 things and are caught in different places, so they never share a class.
@@ -20,15 +25,21 @@ things and are caught in different places, so they never share a class.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from typing import Any
 
 __all__ = [
     "BuddyError",
     "CapabilityError",
+    "CardError",
+    "HookFailed",
     "Issue",
     "ManifestError",
     "ModelConfigError",
     "ModelError",
+    "ParseError",
     "PlatformError",
+    "PngError",
+    "Reject",
     "ResourceNotFoundError",
     "SupersededError",
     "ToolError",
@@ -39,9 +50,10 @@ class BuddyError(Exception):
     """Base class of every error raised by buddy."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Issue:
-    """One located problem in a manifest or in a file the manifest names.
+    """One located problem in a manifest or in a file the manifest names (built by
+    keyword: seven positional fields are easy to swap).
 
     Attributes:
         file: Path of the file the problem is in, as given or found.
@@ -162,3 +174,55 @@ class CapabilityError(BuddyError):
         self.where = where
         self.problem = problem
         super().__init__(f"capability {where}: {problem}")
+
+
+class ParseError(BuddyError):
+    """A file that is not plain YAML (or JSON); :attr:`issue` says where and why."""
+
+    def __init__(self, issue: Issue) -> None:
+        self.issue = issue
+        super().__init__(str(issue))
+
+
+class HookFailed(BuddyError):
+    """A hook itself raised; the call gets an error result."""
+
+
+class Reject(BuddyError):
+    """The dev platform answers the request with ``status`` and its ``reason``.
+
+    Attributes:
+        status: HTTP status (400 invalid, 401/403 auth or read-only, 404, 409 conflict …).
+        code: A stable machine-readable code, e.g. ``memory_key_invalid``.
+        reason: The platform's reason, shown to developers and (inside tools) to the model.
+    """
+
+    def __init__(self, status: int, code: str, reason: str) -> None:
+        super().__init__(reason)
+        self.status = status
+        self.code = code
+        self.reason = reason
+
+    @classmethod
+    def of(cls, refusal: Any) -> Reject:
+        """The answer to a request that breaks one of :mod:`buddy.platform.limits`' rules
+        (a ``Refusal``: ``status``, ``code``, ``reason``)."""
+        return cls(refusal.status, refusal.code, refusal.reason)
+
+
+class CardError(BuddyError):
+    """A file is not a valid character card.
+
+    Attributes:
+        file: The file, as given.
+        problems: What is wrong, one item per problem (``data.tags[1]: expected …``).
+    """
+
+    def __init__(self, file: str, problems: list[str]) -> None:
+        self.file = file
+        self.problems = list(problems)
+        super().__init__("\n".join(f"{file}: {problem}" for problem in self.problems))
+
+
+class PngError(BuddyError, ValueError):
+    """The bytes are not a well-formed PNG, or a text chunk cannot be decoded."""

@@ -31,9 +31,10 @@ from buddy.cards.mapping import (
     manifest_text,
     slugify,
 )
-from buddy.cards.png import PngError, minimal_png
+from buddy.cards.png import minimal_png
 from buddy.cards.prompt import escape
-from buddy.cards.spec import SPECS, Card, CardError, blank_card, convert, validate_card
+from buddy.cards.spec import SPECS, Card, blank_card, convert, validate_card
+from buddy.errors import CardError, PngError
 
 __all__ = [
     "CARD_IMAGE",

@@ -17,7 +17,6 @@ from typing import Any
 from buddy.cards.png import (
     TEXT_TYPES,
     Chunk,
-    PngError,
     decode_text,
     encode_png,
     minimal_png,
@@ -25,7 +24,8 @@ from buddy.cards.png import (
     replace_text_chunks,
     text_chunk,
 )
-from buddy.cards.spec import SPECS, Card, CardError, Version, convert, validate_card
+from buddy.cards.spec import SPECS, Card, Version, convert, validate_card
+from buddy.errors import CardError, PngError
 
 __all__ = [
     "CARD_KEYWORDS",

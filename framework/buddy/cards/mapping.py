@@ -37,11 +37,11 @@ from buddy.cards.prompt import (
     with_sentinels,
     words,
 )
-from buddy.cards.spec import PROMPT_FIELDS, Card, CardError, Version, blank_card, convert
+from buddy.cards.spec import PROMPT_FIELDS, Card, Version, blank_card, convert
 from buddy.compile.persona import EXAMPLE_NOW, PersonaRenderer, find_project_root, make_environment
-from buddy.errors import ManifestError
+from buddy.errors import CardError, ManifestError, ParseError
 from buddy.manifest.schema import SLUG_PATTERN
-from buddy.manifest.yamlio import MAX_FILE_BYTES, ParseError, parse_document
+from buddy.manifest.yamlio import MAX_FILE_BYTES, parse_document
 
 __all__ = [
     "CARD_IMAGE",

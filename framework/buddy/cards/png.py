@@ -15,6 +15,8 @@ import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from buddy.errors import PngError
+
 __all__ = [
     "MAX_TEXT_BYTES",
     "PNG_SIGNATURE",
@@ -33,10 +35,6 @@ TEXT_TYPES = (b"tEXt", b"zTXt", b"iTXt")
 MAX_TEXT_BYTES = 16 * 1024 * 1024
 """The most a compressed text chunk may expand to (a guard against zip bombs)."""
 _MAX_CHUNK = 2**31 - 1
-
-
-class PngError(ValueError):
-    """The bytes are not a well-formed PNG, or a text chunk cannot be decoded."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from buddy.errors import BuddyError
+from buddy.errors import CardError
 
 __all__ = [
     "PROMPT_FIELDS",
@@ -57,20 +57,6 @@ _STRING_FIELDS = (
 _STRING_LIST_FIELDS = ("alternate_greetings", "tags", "group_only_greetings", "source")
 _NUMBER_FIELDS = ("creation_date", "modification_date")
 _V1_FIELDS = ("name", "description", "personality", "scenario", "first_mes", "mes_example")
-
-
-class CardError(BuddyError):
-    """A file is not a valid character card.
-
-    Attributes:
-        file: The file, as given.
-        problems: What is wrong, one item per problem (``data.tags[1]: expected …``).
-    """
-
-    def __init__(self, file: str, problems: list[str]) -> None:
-        self.file = file
-        self.problems = list(problems)
-        super().__init__("\n".join(f"{file}: {problem}" for problem in self.problems))
 
 
 @dataclass(frozen=True, slots=True)

@@ -41,13 +41,13 @@ def _shown(file: str) -> str:
 
 def _relocated(issue: Issue) -> Issue:
     return Issue(
-        _shown(issue.file),
-        issue.line,
-        issue.column,
-        issue.path,
-        issue.code,
-        issue.message,
-        issue.hint,
+        file=_shown(issue.file),
+        line=issue.line,
+        column=issue.column,
+        path=issue.path,
+        code=issue.code,
+        message=issue.message,
+        hint=issue.hint,
     )
 
 

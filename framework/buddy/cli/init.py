@@ -12,8 +12,9 @@ import jinja2
 
 from buddy.compile.persona import find_project_root, make_environment, search_path
 from buddy.compile.project import searched
+from buddy.errors import ParseError
 from buddy.manifest.schema import SLUG_PATTERN, did_you_mean
-from buddy.manifest.yamlio import ParseError, parse_document
+from buddy.manifest.yamlio import parse_document
 
 __all__ = ["init", "manifest_text", "scenario_text", "slug"]
 

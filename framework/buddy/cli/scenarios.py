@@ -127,13 +127,13 @@ def _relocated(issue: Issue) -> Issue:
     if not issue.file or issue.file.startswith("<"):
         return issue
     return Issue(
-        _shown(Path(issue.file)),
-        issue.line,
-        issue.column,
-        issue.path,
-        issue.code,
-        issue.message,
-        issue.hint,
+        file=_shown(Path(issue.file)),
+        line=issue.line,
+        column=issue.column,
+        path=issue.path,
+        code=issue.code,
+        message=issue.message,
+        hint=issue.hint,
     )
 
 

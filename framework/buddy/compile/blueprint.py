@@ -12,7 +12,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from buddy.models.base import Thinking
+# A resolved model reference: defined with the models (which must not import compile).
+from buddy.models.base import ModelSpec
 
 if TYPE_CHECKING:
     from buddy.compile.persona import PersonaRenderer
@@ -37,40 +38,6 @@ __all__ = [
 
 ToolKind = Literal["platform", "custom", "declarative"]
 When = Literal["always", "proactive", "group", "private"]
-
-
-@dataclass(frozen=True, slots=True)
-class ModelSpec:
-    """A resolved model: provider preset plus the manifest's options.
-
-    Attributes:
-        provider: Provider id, e.g. ``moonshot``.
-        name: The provider's model name, e.g. ``kimi-k3``.
-        api: Wire format: ``openai``, ``anthropic`` or ``local``.
-        base_url: Endpoint (the preset's unless the manifest overrides it).
-        api_key_env: Environment variable holding the key; empty when none is needed.
-        temperature: Sampling temperature, or ``None`` for the provider's default.
-        max_tokens: Output limit, or ``None``.
-        top_p: Nucleus sampling, or ``None``.
-        fallbacks: Models tried in order after this one keeps failing.
-        thinking: The manifest's ``thinking``, or ``None`` for the model's default.
-    """
-
-    provider: str
-    name: str
-    api: str
-    base_url: str
-    api_key_env: str
-    temperature: float | None = None
-    max_tokens: int | None = None
-    top_p: float | None = None
-    fallbacks: tuple[ModelSpec, ...] = ()
-    thinking: Thinking | None = None
-
-    @property
-    def ref(self) -> str:
-        """``provider:name``."""
-        return f"{self.provider}:{self.name}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -56,6 +56,9 @@ from buddy.errors import Issue, ManifestError
 from buddy.manifest.load import Source, deep_merge, read_manifest
 from buddy.manifest.locate import issue_at, issues_from_validation, loc_of
 from buddy.manifest.schema import (
+    DEFAULT_QUIET_END,
+    DEFAULT_QUIET_START,
+    DEFAULT_TIMEZONE,
     WIDGET_ID_PATTERN,
     CustomTool,
     DataSection,
@@ -188,13 +191,13 @@ class _Compiler:
     def outside_file(self, file: Path, name: str) -> Issue:
         """``file-outside-project`` for a file the buddy would read (symlinked out)."""
         return Issue(
-            str(file),
-            0,
-            0,
-            "",
-            "file-outside-project",
-            f"{name} leads outside the project, to {file.resolve()}",
-            f"keep the file inside the project root {self.root}, not a symlink to one outside",
+            file=str(file),
+            line=0,
+            column=0,
+            path="",
+            code="file-outside-project",
+            message=f"{name} leads outside the project, to {file.resolve()}",
+            hint=f"keep the file inside the project root {self.root}, not a symlink to one outside",
         )
 
     def plugin_roots(self, path: YamlPath) -> list[Path]:
@@ -207,13 +210,13 @@ class _Compiler:
             if resolved.file is not None:
                 self.issues.append(
                     Issue(
-                        str(resolved.file),
-                        resolved.line,
-                        1,
-                        "",
-                        resolved.code,
-                        resolved.message,
-                        resolved.hint,
+                        file=str(resolved.file),
+                        line=resolved.line,
+                        column=1,
+                        path="",
+                        code=resolved.code,
+                        message=resolved.message,
+                        hint=resolved.hint,
                     )
                 )
             else:
@@ -289,13 +292,13 @@ class _Compiler:
                 for issue in issues_from_validation(doc, exc, Manifest, ("model",)):
                     self.issues.append(
                         Issue(
-                            "<--model>",
-                            0,
-                            0,
-                            "model",
-                            issue.code,
-                            issue.message,
-                            issue.hint or "check --model or BUDDY_MODEL",
+                            file="<--model>",
+                            line=0,
+                            column=0,
+                            path="model",
+                            code=issue.code,
+                            message=issue.message,
+                            hint=issue.hint or "check --model or BUDDY_MODEL",
                         )
                     )
                 return None
@@ -381,13 +384,13 @@ class _Compiler:
                 where = f", line {line}" if line > 1 else ""
             self.issues.append(
                 Issue(
-                    loc.file,
-                    loc.line,
-                    loc.column,
-                    "persona.prompt",
-                    failure.code,
-                    f"in the persona prompt{where}: {failure.message}",
-                    "",
+                    file=loc.file,
+                    line=loc.line,
+                    column=loc.column,
+                    path="persona.prompt",
+                    code=failure.code,
+                    message=f"in the persona prompt{where}: {failure.message}",
+                    hint="",
                 )
             )
             return
@@ -404,13 +407,13 @@ class _Compiler:
             return
         self.issues.append(
             Issue(
-                failure.file,
-                failure.line,
-                1,
-                "persona.template",
-                failure.code,
-                failure.message,
-                f"the template is named at {at.file}:{at.line}:{at.column}",
+                file=failure.file,
+                line=failure.line,
+                column=1,
+                path="persona.template",
+                code=failure.code,
+                message=failure.message,
+                hint=f"the template is named at {at.file}:{at.line}:{at.column}",
             )
         )
 
@@ -442,12 +445,12 @@ class _Compiler:
             if isinstance(loaded, Issue):
                 if loaded.code == "yaml-not-mapping":
                     loaded = Issue(
-                        loaded.file,
-                        loaded.line,
-                        loaded.column,
-                        "",
-                        "trait-invalid",
-                        "a trait file must be a mapping of names to values",
+                        file=loaded.file,
+                        line=loaded.line,
+                        column=loaded.column,
+                        path="",
+                        code="trait-invalid",
+                        message="a trait file must be a mapping of names to values",
                     )
                 self.issues.append(loaded)
                 ok = False
@@ -692,7 +695,7 @@ class _Compiler:
                     trigger=spec,
                     quiet_hours=QuietHoursSpec(quiet.start, quiet.end, quiet.timezone)
                     if quiet
-                    else QuietHoursSpec("22:30", "08:00", "Asia/Shanghai"),
+                    else QuietHoursSpec(DEFAULT_QUIET_START, DEFAULT_QUIET_END, DEFAULT_TIMEZONE),
                     cooldown_minutes=sub.cooldown_minutes,
                     daily_limit=sub.daily_limit,
                     activate=sub.activate,
@@ -774,14 +777,14 @@ class _Compiler:
                 # A symlinked type folder: its schema would be uploaded to the platform.
                 self.issues.append(
                     Issue(
-                        str(entry),
-                        0,
-                        0,
-                        "",
-                        "dir-outside-project",
-                        f"widget folder `{entry.name}` leads outside the project, "
+                        file=str(entry),
+                        line=0,
+                        column=0,
+                        path="",
+                        code="dir-outside-project",
+                        message=f"widget folder `{entry.name}` leads outside the project, "
                         f"to {entry.resolve()}",
-                        f"keep the folder inside the project root {self.root}, not a symlink"
+                        hint=f"keep the folder inside the project root {self.root}, not a symlink"
                         " to one outside",
                     )
                 )
@@ -797,25 +800,25 @@ class _Compiler:
         if not re.match(WIDGET_ID_PATTERN, folder.name):
             self.issues.append(
                 Issue(
-                    str(folder),
-                    0,
-                    0,
-                    "",
-                    "widget-schema",
-                    f"widget type id `{folder.name}` is not valid",
-                    "name the folder with lowercase letters, digits, _ and -",
+                    file=str(folder),
+                    line=0,
+                    column=0,
+                    path="",
+                    code="widget-schema",
+                    message=f"widget type id `{folder.name}` is not valid",
+                    hint="name the folder with lowercase letters, digits, _ and -",
                 )
             )
             return None
         if not os.path.lexists(file):
             self.issues.append(
                 Issue(
-                    shown,
-                    0,
-                    0,
-                    "",
-                    "widget-schema",
-                    f"widget folder `{folder.name}` has no schema.json",
+                    file=shown,
+                    line=0,
+                    column=0,
+                    path="",
+                    code="widget-schema",
+                    message=f"widget folder `{folder.name}` has no schema.json",
                 )
             )
             return None
@@ -831,7 +834,15 @@ class _Compiler:
             parsed = WidgetSchemaFile.model_validate(doc.data)
         except ValidationError as exc:
             self.issues.extend(
-                Issue(i.file, i.line, i.column, i.path, "widget-schema", i.message, i.hint)
+                Issue(
+                    file=i.file,
+                    line=i.line,
+                    column=i.column,
+                    path=i.path,
+                    code="widget-schema",
+                    message=i.message,
+                    hint=i.hint,
+                )
                 for i in issues_from_validation(doc, exc, WidgetSchemaFile)
             )
             return None

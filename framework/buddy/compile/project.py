@@ -108,10 +108,19 @@ def read_file(path: Path, shown: str, limit: int, *, what: str = "file") -> byte
         # must not wait for a writer; fstat below then refuses it.
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     except FileNotFoundError:
-        return Issue(shown, 0, 0, "", "file-not-found", "no such file")
+        return Issue(
+            file=shown, line=0, column=0, path="", code="file-not-found", message="no such file"
+        )
     except (OSError, ValueError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        return Issue(shown, 0, 0, "", "file-not-found", f"cannot read the file: {reason}")
+        return Issue(
+            file=shown,
+            line=0,
+            column=0,
+            path="",
+            code="file-not-found",
+            message=f"cannot read the file: {reason}",
+        )
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
@@ -121,7 +130,14 @@ def read_file(path: Path, shown: str, limit: int, *, what: str = "file") -> byte
         with os.fdopen(fd, "rb", closefd=False) as stream:
             content = stream.read(limit + 1)
     except OSError as exc:
-        return Issue(shown, 0, 0, "", "file-not-found", f"cannot read the file: {exc.strerror}")
+        return Issue(
+            file=shown,
+            line=0,
+            column=0,
+            path="",
+            code="file-not-found",
+            message=f"cannot read the file: {exc.strerror}",
+        )
     finally:
         os.close(fd)
     if len(content) > limit:  # it grew after fstat
@@ -159,13 +175,13 @@ def read_resources(files: Iterable[tuple[Path, str]]) -> tuple[list[bytes], list
         except UnicodeDecodeError as exc:
             issues.append(
                 Issue(
-                    shown,
-                    content[: exc.start].count(b"\n") + 1,
-                    1,
-                    "",
-                    "resource-encoding",
-                    "the resource is not valid UTF-8",
-                    "save the file as UTF-8",
+                    file=shown,
+                    line=content[: exc.start].count(b"\n") + 1,
+                    column=1,
+                    path="",
+                    code="resource-encoding",
+                    message="the resource is not valid UTF-8",
+                    hint="save the file as UTF-8",
                 )
             )
             continue
@@ -173,14 +189,14 @@ def read_resources(files: Iterable[tuple[Path, str]]) -> tuple[list[bytes], list
         if total > MAX_RESOURCES_BYTES:
             issues.append(
                 Issue(
-                    shown,
-                    0,
-                    0,
-                    "",
-                    "resources-too-large",
-                    f"the resources add up to more than {_size(MAX_RESOURCES_BYTES)} "
+                    file=shown,
+                    line=0,
+                    column=0,
+                    path="",
+                    code="resources-too-large",
+                    message=f"the resources add up to more than {_size(MAX_RESOURCES_BYTES)} "
                     f"({MAX_RESOURCES_BYTES} bytes) with this file",
-                    "keep only what the model needs in resources/; a running buddy holds "
+                    hint="keep only what the model needs in resources/; a running buddy holds "
                     "every resource in memory",
                 )
             )
@@ -191,27 +207,34 @@ def read_resources(files: Iterable[tuple[Path, str]]) -> tuple[list[bytes], list
 
 def _not_regular(shown: str, kind: int, what: str) -> Issue:
     if kind == stat.S_IFDIR:
-        return Issue(shown, 0, 0, "", "file-not-found", "this is a directory, not a file")
+        return Issue(
+            file=shown,
+            line=0,
+            column=0,
+            path="",
+            code="file-not-found",
+            message="this is a directory, not a file",
+        )
     return Issue(
-        shown,
-        0,
-        0,
-        "",
-        "file-not-regular",
-        f"this {what} is {_KIND.get(kind, 'not a regular file')}, not a regular file",
-        "replace it with an ordinary file",
+        file=shown,
+        line=0,
+        column=0,
+        path="",
+        code="file-not-regular",
+        message=f"this {what} is {_KIND.get(kind, 'not a regular file')}, not a regular file",
+        hint="replace it with an ordinary file",
     )
 
 
 def _too_large(shown: str, size: int, limit: int) -> Issue:
     return Issue(
-        shown,
-        1,
-        1,
-        "",
-        "file-too-large",
-        f"the file has {size} bytes; the limit is {limit} ({_size(limit)})",
-        "split large content into several files",
+        file=shown,
+        line=1,
+        column=1,
+        path="",
+        code="file-too-large",
+        message=f"the file has {size} bytes; the limit is {limit} ({_size(limit)})",
+        hint="split large content into several files",
     )
 
 

@@ -68,7 +68,15 @@ def issue_at(
 ) -> Issue:
     """An :class:`Issue` located at the node of ``path`` in ``doc``."""
     loc = loc_of(doc, path, key=key)
-    return Issue(loc.file, loc.line, loc.column, format_path(path), code, message, hint)
+    return Issue(
+        file=loc.file,
+        line=loc.line,
+        column=loc.column,
+        path=format_path(path),
+        code=code,
+        message=message,
+        hint=hint,
+    )
 
 
 def issues_from_validation(
@@ -199,7 +207,15 @@ def _range_message(field: str, given: Any, ctx: dict[str, Any]) -> str:
 
 def _issue_missing(doc: Document, path: YamlPath, code: str, message: str, hint: str) -> Issue:
     parent = loc_of(doc, path[:-1])
-    return Issue(parent.file, parent.line, parent.column, format_path(path), code, message, hint)
+    return Issue(
+        file=parent.file,
+        line=parent.line,
+        column=parent.column,
+        path=format_path(path),
+        code=code,
+        message=message,
+        hint=hint,
+    )
 
 
 def _describe(value: Any) -> str:

@@ -32,7 +32,7 @@ from yaml.events import AliasEvent
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from buddy.compile.project import read_file
-from buddy.errors import Issue
+from buddy.errors import Issue, ParseError
 
 __all__ = [
     "MAX_ALIAS_EXPANSION",
@@ -200,13 +200,6 @@ _resolver(
 _LINE_BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
 
 
-class ParseError(Exception):
-    """A file that is not plain YAML; :attr:`issue` says where and why."""
-
-    def __init__(self, issue: Issue) -> None:
-        self.issue = issue
-
-
 class _Builder:
     """Turns the composed node graph into plain data, recording locations."""
 
@@ -222,7 +215,17 @@ class _Builder:
 
     def fail(self, mark: yaml.Mark | None, code: str, message: str, hint: str = "") -> ParseError:
         loc = self.loc(mark) if mark else Loc(self.doc.file, 1, 1)
-        return ParseError(Issue(loc.file, loc.line, loc.column, "", code, message, hint))
+        return ParseError(
+            Issue(
+                file=loc.file,
+                line=loc.line,
+                column=loc.column,
+                path="",
+                code=code,
+                message=message,
+                hint=hint,
+            )
+        )
 
     def build(self, node: Node | _Alias, path: YamlPath, stack: tuple[int, ...] = ()) -> Any:
         if isinstance(node, _Alias):
@@ -374,7 +377,17 @@ def parse_document(text: str, file: str, *, allow_list: bool = False) -> Documen
         else:
             code = "yaml-syntax"
         hint = exc.context or ""
-        raise ParseError(Issue(file, line, col, "", code, f"YAML: {problem}", hint)) from None
+        raise ParseError(
+            Issue(
+                file=file,
+                line=line,
+                column=col,
+                path="",
+                code=code,
+                message=f"YAML: {problem}",
+                hint=hint,
+            )
+        ) from None
     except yaml.reader.ReaderError as exc:  # a character YAML refuses anywhere, e.g. NUL
         raise ParseError(_bad_character(text, file, exc.character)) from None
     finally:
@@ -382,7 +395,15 @@ def parse_document(text: str, file: str, *, allow_list: bool = False) -> Documen
     builder = _Builder(file, text.splitlines())
     if root is None:
         raise ParseError(
-            Issue(file, 1, 1, "", "yaml-not-mapping", "the file is empty", "write a mapping")
+            Issue(
+                file=file,
+                line=1,
+                column=1,
+                path="",
+                code="yaml-not-mapping",
+                message="the file is empty",
+                hint="write a mapping",
+            )
         )
     data = builder.build(root, ())
     if not isinstance(data, dict) and not (allow_list and isinstance(data, list)):
@@ -401,13 +422,13 @@ def _bad_character(text: str, file: str, character: int | str) -> Issue:
     # (its own position counts UTF-8 bytes with libyaml, characters without).
     before = _LINE_BREAK.split(text[: max(text.find(chr(code)), 0)])
     return Issue(
-        file,
-        len(before),
-        len(before[-1]) + 1,
-        "",
-        "yaml-syntax",
-        f"YAML: the character U+{code:04X} is not allowed in a YAML file",
-        f'remove it, or write it as an escape inside double quotes: "\\u{code:04x}"',
+        file=file,
+        line=len(before),
+        column=len(before[-1]) + 1,
+        path="",
+        code="yaml-syntax",
+        message=f"YAML: the character U+{code:04X} is not allowed in a YAML file",
+        hint=f'remove it, or write it as an escape inside double quotes: "\\u{code:04x}"',
     )
 
 
@@ -427,7 +448,14 @@ def load_document(
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
-        return Issue(file, line, 1, "", "yaml-syntax", "the file is not valid UTF-8")
+        return Issue(
+            file=file,
+            line=line,
+            column=1,
+            path="",
+            code="yaml-syntax",
+            message="the file is not valid UTF-8",
+        )
     try:
         return parse_document(text, file, allow_list=allow_list)
     except ParseError as exc:
@@ -520,11 +548,26 @@ def load_json(path: Path, display: str | None = None, *, code: str) -> Document 
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
-        return Issue(file, line, 1, "", code, "the file is not valid UTF-8")
+        return Issue(
+            file=file,
+            line=line,
+            column=1,
+            path="",
+            code=code,
+            message="the file is not valid UTF-8",
+        )
     deep = _json_too_deep(text)
     if deep is not None:
         line, column = _json_position(text, deep)
-        return Issue(file, line, column, "", "json-depth-limit", _DEPTH_MESSAGE, _DEPTH_HINT)
+        return Issue(
+            file=file,
+            line=line,
+            column=column,
+            path="",
+            code="json-depth-limit",
+            message=_DEPTH_MESSAGE,
+            hint=_DEPTH_HINT,
+        )
     try:
         data = json.loads(
             text,
@@ -533,21 +576,35 @@ def load_json(path: Path, display: str | None = None, *, code: str) -> Document 
             parse_int=_bounded_int,
         )
     except json.JSONDecodeError as exc:
-        return Issue(file, exc.lineno, exc.colno, "", code, f"invalid JSON: {exc.msg}")
+        return Issue(
+            file=file,
+            line=exc.lineno,
+            column=exc.colno,
+            path="",
+            code=code,
+            message=f"invalid JSON: {exc.msg}",
+        )
     except _NotStrict as exc:
         where = next((m.start() for m in _JSON_TOKEN.finditer(text) if m.group() == exc.token), 0)
         line, column = _json_position(text, where)
         return Issue(
-            file,
-            line,
-            column,
-            "",
-            code,
-            f"invalid JSON: {exc.message}",
-            "strict JSON has ordinary numbers only",
+            file=file,
+            line=line,
+            column=column,
+            path="",
+            code=code,
+            message=f"invalid JSON: {exc.message}",
+            hint="strict JSON has ordinary numbers only",
         )
     if not isinstance(data, dict):
-        return Issue(file, 1, 1, "", code, f"{path.name} must hold a JSON object")
+        return Issue(
+            file=file,
+            line=1,
+            column=1,
+            path="",
+            code=code,
+            message=f"{path.name} must hold a JSON object",
+        )
     try:
         loaded = parse_document(text, file)  # the same text again, for node locations
     except ParseError:  # JSON that YAML cannot read (e.g. `\/`): no locations, still checked

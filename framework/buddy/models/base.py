@@ -18,6 +18,7 @@ __all__ = [
     "Model",
     "ModelRequest",
     "ModelResponse",
+    "ModelSpec",
     "ReasoningDelta",
     "Replay",
     "StreamEvent",
@@ -258,3 +259,37 @@ class Model(abc.ABC):
         if response.text:
             yield TextDelta(response.text)
         yield Done(response)
+
+
+@dataclass(frozen=True, slots=True)
+class ModelSpec:
+    """A resolved model: provider preset plus the manifest's options.
+
+    Attributes:
+        provider: Provider id, e.g. ``moonshot``.
+        name: The provider's model name, e.g. ``kimi-k3``.
+        api: Wire format: ``openai``, ``anthropic`` or ``local``.
+        base_url: Endpoint (the preset's unless the manifest overrides it).
+        api_key_env: Environment variable holding the key; empty when none is needed.
+        temperature: Sampling temperature, or ``None`` for the provider's default.
+        max_tokens: Output limit, or ``None``.
+        top_p: Nucleus sampling, or ``None``.
+        fallbacks: Models tried in order after this one keeps failing.
+        thinking: The manifest's ``thinking``, or ``None`` for the model's default.
+    """
+
+    provider: str
+    name: str
+    api: str
+    base_url: str
+    api_key_env: str
+    temperature: float | None = None
+    max_tokens: int | None = None
+    top_p: float | None = None
+    fallbacks: tuple[ModelSpec, ...] = ()
+    thinking: Thinking | None = None
+
+    @property
+    def ref(self) -> str:
+        """``provider:name``."""
+        return f"{self.provider}:{self.name}"

@@ -1,4 +1,4 @@
-"""From a compiled :class:`~buddy.compile.blueprint.ModelSpec` to a :class:`Model`.
+"""From a compiled :class:`~buddy.models.base.ModelSpec` to a :class:`Model`.
 
 ``resolve`` builds the provider model for the spec's wire format, wraps it in
 :class:`~buddy.models.resilience.RetryingModel`, and chains the spec's ``fallbacks``
@@ -27,10 +27,9 @@ from typing import Any
 
 import httpx
 
-from buddy.compile.blueprint import ModelSpec
 from buddy.errors import ModelConfigError
 from buddy.models.anthropic import AnthropicModel
-from buddy.models.base import Model, ModelRequest, ModelResponse, StreamEvent
+from buddy.models.base import Model, ModelRequest, ModelResponse, ModelSpec, StreamEvent
 from buddy.models.openai import OpenAIChatModel
 from buddy.models.providers import PROVIDERS
 from buddy.models.resilience import FallbackModel, RetryingModel, Sleep

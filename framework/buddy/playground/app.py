@@ -31,7 +31,7 @@ from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import JSONResponse, RedirectResponse, Response, StreamingResponse
 from fastapi.staticfiles import StaticFiles
 
-from buddy.platform.dev.core import Reject
+from buddy.errors import Reject
 
 if TYPE_CHECKING:
     from buddy.playground.session import DevSession

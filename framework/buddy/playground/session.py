@@ -463,7 +463,19 @@ class DevSession:
                 check, dev.manifest, profile=self.profile, model=self.model_ref
             )
         except Exception as exc:  # a file vanished mid-read, say
-            blueprint, issues = None, [Issue(str(dev.manifest), 0, 0, "", "unreadable", str(exc))]
+            blueprint, issues = (
+                None,
+                [
+                    Issue(
+                        file=str(dev.manifest),
+                        line=0,
+                        column=0,
+                        path="",
+                        code="unreadable",
+                        message=str(exc),
+                    )
+                ],
+            )
         if blueprint is None:
             dev.problems, dev.error = issues, ""
             self._report_problems(dev, head)
@@ -534,13 +546,13 @@ class DevSession:
         lines = [f"{head}{count} problem{'s' if count != 1 else ''}; {keeping}:"]
         for issue in dev.problems:
             located = Issue(
-                shown(issue.file),
-                issue.line,
-                issue.column,
-                issue.path,
-                issue.code,
-                issue.message,
-                issue.hint,
+                file=shown(issue.file),
+                line=issue.line,
+                column=issue.column,
+                path=issue.path,
+                code=issue.code,
+                message=issue.message,
+                hint=issue.hint,
             )
             lines.extend("    " + line for line in str(located).splitlines())
         self._say("\n".join(lines))

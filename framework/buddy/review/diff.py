@@ -195,13 +195,13 @@ def _relocate(issue: Issue, side: Side, *, shown: bool) -> Issue:
         return text.replace(root, prefix or ".")
 
     return Issue(
-        file,
-        issue.line,
-        issue.column,
-        issue.path,
-        issue.code,
-        clean(issue.message),
-        clean(issue.hint),
+        file=file,
+        line=issue.line,
+        column=issue.column,
+        path=issue.path,
+        code=issue.code,
+        message=clean(issue.message),
+        hint=clean(issue.hint),
     )
 
 

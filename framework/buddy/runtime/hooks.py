@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from buddy.compile.blueprint import Blueprint, DenyHook, HandlerHook
+from buddy.errors import HookFailed
 from buddy.runtime.plugins import load_handler
 from buddy.runtime.state import RuntimeConversation
 from buddy.runtime.tools import ToolResult, result_of
@@ -38,10 +39,6 @@ class Deny:
     """Returned by a before hook to refuse the call; ``reason`` is what the model reads."""
 
     reason: str
-
-
-class HookFailed(Exception):
-    """A hook itself raised; the call gets an error result."""
 
 
 async def _call(function: Callable[..., Any], *args: Any) -> Any:

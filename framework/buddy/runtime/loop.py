@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from buddy.errors import ModelError, PlatformError, ResourceNotFoundError, ToolError
+from buddy.errors import HookFailed, ModelError, PlatformError, ResourceNotFoundError, ToolError
 from buddy.models.base import (
     Done,
     Message,
@@ -36,7 +36,7 @@ from buddy.models.base import (
 )
 from buddy.platform.limits import STEP_CONTENT_BYTES, STEP_CONTENT_DEPTH
 from buddy.platform.protocol.values import step_content_refusal
-from buddy.runtime.hooks import HookFailed, Hooks, ToolCallInfo
+from buddy.runtime.hooks import Hooks, ToolCallInfo
 from buddy.runtime.state import CURRENT_TURN, RuntimeConversation, install_log_redaction
 from buddy.runtime.tools import Tool, ToolResult
 

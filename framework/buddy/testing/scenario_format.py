@@ -380,21 +380,21 @@ def _parse(path: Path, file: str) -> Document | Issue:
         return loaded
     if loaded.message == "the file is empty":
         return Issue(
-            loaded.file,
-            loaded.line,
-            loaded.column,
-            "",
-            loaded.code,
-            loaded.message,
-            "write a list of scenarios",
+            file=loaded.file,
+            line=loaded.line,
+            column=loaded.column,
+            path="",
+            code=loaded.code,
+            message=loaded.message,
+            hint="write a list of scenarios",
         )
     return Issue(
-        loaded.file,
-        loaded.line,
-        loaded.column,
-        "",
-        loaded.code,
-        "a scenario file is a list of scenarios, or a mapping with `scenarios:`",
+        file=loaded.file,
+        line=loaded.line,
+        column=loaded.column,
+        path="",
+        code=loaded.code,
+        message="a scenario file is a list of scenarios, or a mapping with `scenarios:`",
     )
 
 
@@ -481,7 +481,17 @@ def _located(doc: Document, error: ValidationError) -> list[Issue]:
         # `as` is a Python keyword: the field is `as_` inside, `as` in the file.
         hint = re.sub(r"\bas_\b", "as", issue.hint)
         message = re.sub(r"\bas_\b", "as", issue.message)
-        out.append(Issue(issue.file, issue.line, issue.column, issue.path, code, message, hint))
+        out.append(
+            Issue(
+                file=issue.file,
+                line=issue.line,
+                column=issue.column,
+                path=issue.path,
+                code=code,
+                message=message,
+                hint=hint,
+            )
+        )
     return sorted(set(out), key=lambda i: (i.line, i.column, i.code, i.message))
 
 

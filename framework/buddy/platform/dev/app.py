@@ -24,8 +24,9 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from buddy.errors import Reject
 from buddy.platform.dev import conversations, data, gateway, memory, proactive, widgets
-from buddy.platform.dev.core import CORE_TABLES, Clock, Platform, Reject
+from buddy.platform.dev.core import CORE_TABLES, Clock, Platform
 from buddy.platform.dev.store import Store
 
 __all__ = ["REQUEST_BODY_BYTES", "SCHEDULER_PERIOD", "create_app"]

@@ -17,10 +17,10 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Request
 
+from buddy.errors import Reject
 from buddy.platform.dev import proactive
 from buddy.platform.dev.core import (
     ConversationRow,
-    Reject,
     admin,
     conversation,
     dumps,

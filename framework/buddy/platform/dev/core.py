@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 from fastapi import Depends, Header, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from buddy.platform.limits import Refusal
+from buddy.errors import Reject
 
 if TYPE_CHECKING:
     from buddy.platform.dev.store import Store
@@ -94,27 +94,6 @@ CREATE TABLE IF NOT EXISTS idempotency (
     PRIMARY KEY (identity, scope, key)
 );
 """
-
-
-class Reject(Exception):
-    """Answer the request with ``status`` and the platform's ``reason``.
-
-    Attributes:
-        status: HTTP status (400 invalid, 401/403 auth or read-only, 404, 409 conflict …).
-        code: A stable machine-readable code, e.g. ``memory_key_invalid``.
-        reason: The platform's reason, shown to developers and (inside tools) to the model.
-    """
-
-    def __init__(self, status: int, code: str, reason: str) -> None:
-        super().__init__(reason)
-        self.status = status
-        self.code = code
-        self.reason = reason
-
-    @classmethod
-    def of(cls, refusal: Refusal) -> Reject:
-        """The answer to a request that breaks one of :mod:`buddy.platform.limits`' rules."""
-        return cls(refusal.status, refusal.code, refusal.reason)
 
 
 def new_id(prefix: str) -> str:

@@ -27,11 +27,11 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.routing import APIRoute
 
 from buddy.capabilities.data.datasets import DATA_ACCESS_CAPABILITIES
+from buddy.errors import Reject
 from buddy.platform.dev import simulate
 from buddy.platform.dev.core import (
     ConversationRow,
     Identity,
-    Reject,
     admin,
     conversation,
     dumps,

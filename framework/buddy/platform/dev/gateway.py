@@ -17,7 +17,8 @@ from typing import Any
 
 from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 
-from buddy.platform.dev.core import Platform, Reject, identity_of_token, new_id
+from buddy.errors import Reject
+from buddy.platform.dev.core import Platform, identity_of_token, new_id
 from buddy.platform.protocol.events import SUPERSEDED_CLOSE_CODE
 
 __all__ = ["Gateway", "router"]

@@ -13,7 +13,8 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Path, Request
 from starlette.convertors import Convertor, register_url_convertor
 
-from buddy.platform.dev.core import ConversationRow, Reject, conversation, platform_of
+from buddy.errors import Reject
+from buddy.platform.dev.core import ConversationRow, conversation, platform_of
 from buddy.platform.limits import (
     MEMORY_KEY_CHARS,
     memory_capacity_refusal,

@@ -26,11 +26,11 @@ from fastapi import APIRouter, Depends, Path, Query, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.routing import APIRoute
 
+from buddy.errors import Reject
 from buddy.manifest.schema import DataUpdatedTrigger, QuietHours, ScheduleTrigger
 from buddy.platform.dev.core import (
     ConversationRow,
     Platform,
-    Reject,
     admin,
     conversation,
     dumps,

@@ -24,11 +24,11 @@ from fastapi import APIRouter, Depends, Path, Request, Response
 from jsonschema.exceptions import best_match
 from referencing.exceptions import Unresolvable
 
+from buddy.errors import Reject
 from buddy.platform.dev.core import (
     ConversationRow,
     Identity,
     Platform,
-    Reject,
     admin,
     conversation,
     dumps,
