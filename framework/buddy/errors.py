@@ -24,7 +24,7 @@ things and are caught in different places, so they never share a class.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 __all__ = [
@@ -73,6 +73,15 @@ class Issue:
     code: str
     message: str
     hint: str = ""
+
+    @classmethod
+    def of_file(cls, file: str, code: str, message: str, hint: str = "") -> Issue:
+        """A problem of a whole file (no line, column or field path: a missing file, say)."""
+        return cls(file=file, line=0, column=0, path="", code=code, message=message, hint=hint)
+
+    def shown_as(self, file: str) -> Issue:
+        """The same issue with its file shown as ``file`` (a relative path, say)."""
+        return replace(self, file=file)
 
     def to_dict(self) -> dict[str, str | int]:
         """The normative JSON shape used by ``buddy validate --format json``."""

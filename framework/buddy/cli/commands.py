@@ -40,15 +40,7 @@ def _shown(file: str) -> str:
 
 
 def _relocated(issue: Issue) -> Issue:
-    return Issue(
-        file=_shown(issue.file),
-        line=issue.line,
-        column=issue.column,
-        path=issue.path,
-        code=issue.code,
-        message=issue.message,
-        hint=issue.hint,
-    )
+    return issue.shown_as(_shown(issue.file))
 
 
 def _github(text: str) -> str:

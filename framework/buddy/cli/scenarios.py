@@ -126,15 +126,7 @@ def _issue_lines(issue: Issue) -> list[str]:
 def _relocated(issue: Issue) -> Issue:
     if not issue.file or issue.file.startswith("<"):
         return issue
-    return Issue(
-        file=_shown(Path(issue.file)),
-        line=issue.line,
-        column=issue.column,
-        path=issue.path,
-        code=issue.code,
-        message=issue.message,
-        hint=issue.hint,
-    )
+    return issue.shown_as(_shown(Path(issue.file)))
 
 
 def _report(result: ScenarioResult, out: TextIO) -> None:

@@ -190,14 +190,11 @@ class _Compiler:
 
     def outside_file(self, file: Path, name: str) -> Issue:
         """``file-outside-project`` for a file the buddy would read (symlinked out)."""
-        return Issue(
-            file=str(file),
-            line=0,
-            column=0,
-            path="",
-            code="file-outside-project",
-            message=f"{name} leads outside the project, to {file.resolve()}",
-            hint=f"keep the file inside the project root {self.root}, not a symlink to one outside",
+        return Issue.of_file(
+            str(file),
+            "file-outside-project",
+            f"{name} leads outside the project, to {file.resolve()}",
+            f"keep the file inside the project root {self.root}, not a symlink to one outside",
         )
 
     def plugin_roots(self, path: YamlPath) -> list[Path]:
@@ -776,15 +773,12 @@ class _Compiler:
             if not inside(entry, self.root):
                 # A symlinked type folder: its schema would be uploaded to the platform.
                 self.issues.append(
-                    Issue(
-                        file=str(entry),
-                        line=0,
-                        column=0,
-                        path="",
-                        code="dir-outside-project",
-                        message=f"widget folder `{entry.name}` leads outside the project, "
+                    Issue.of_file(
+                        str(entry),
+                        "dir-outside-project",
+                        f"widget folder `{entry.name}` leads outside the project, "
                         f"to {entry.resolve()}",
-                        hint=f"keep the folder inside the project root {self.root}, not a symlink"
+                        f"keep the folder inside the project root {self.root}, not a symlink"
                         " to one outside",
                     )
                 )
@@ -799,26 +793,18 @@ class _Compiler:
         shown = str(file)
         if not re.match(WIDGET_ID_PATTERN, folder.name):
             self.issues.append(
-                Issue(
-                    file=str(folder),
-                    line=0,
-                    column=0,
-                    path="",
-                    code="widget-schema",
-                    message=f"widget type id `{folder.name}` is not valid",
-                    hint="name the folder with lowercase letters, digits, _ and -",
+                Issue.of_file(
+                    str(folder),
+                    "widget-schema",
+                    f"widget type id `{folder.name}` is not valid",
+                    "name the folder with lowercase letters, digits, _ and -",
                 )
             )
             return None
         if not os.path.lexists(file):
             self.issues.append(
-                Issue(
-                    file=shown,
-                    line=0,
-                    column=0,
-                    path="",
-                    code="widget-schema",
-                    message=f"widget folder `{folder.name}` has no schema.json",
+                Issue.of_file(
+                    shown, "widget-schema", f"widget folder `{folder.name}` has no schema.json"
                 )
             )
             return None

@@ -108,19 +108,10 @@ def read_file(path: Path, shown: str, limit: int, *, what: str = "file") -> byte
         # must not wait for a writer; fstat below then refuses it.
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     except FileNotFoundError:
-        return Issue(
-            file=shown, line=0, column=0, path="", code="file-not-found", message="no such file"
-        )
+        return Issue.of_file(shown, "file-not-found", "no such file")
     except (OSError, ValueError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        return Issue(
-            file=shown,
-            line=0,
-            column=0,
-            path="",
-            code="file-not-found",
-            message=f"cannot read the file: {reason}",
-        )
+        return Issue.of_file(shown, "file-not-found", f"cannot read the file: {reason}")
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
@@ -130,14 +121,7 @@ def read_file(path: Path, shown: str, limit: int, *, what: str = "file") -> byte
         with os.fdopen(fd, "rb", closefd=False) as stream:
             content = stream.read(limit + 1)
     except OSError as exc:
-        return Issue(
-            file=shown,
-            line=0,
-            column=0,
-            path="",
-            code="file-not-found",
-            message=f"cannot read the file: {exc.strerror}",
-        )
+        return Issue.of_file(shown, "file-not-found", f"cannot read the file: {exc.strerror}")
     finally:
         os.close(fd)
     if len(content) > limit:  # it grew after fstat
@@ -188,15 +172,12 @@ def read_resources(files: Iterable[tuple[Path, str]]) -> tuple[list[bytes], list
         total += len(content)
         if total > MAX_RESOURCES_BYTES:
             issues.append(
-                Issue(
-                    file=shown,
-                    line=0,
-                    column=0,
-                    path="",
-                    code="resources-too-large",
-                    message=f"the resources add up to more than {_size(MAX_RESOURCES_BYTES)} "
+                Issue.of_file(
+                    shown,
+                    "resources-too-large",
+                    f"the resources add up to more than {_size(MAX_RESOURCES_BYTES)} "
                     f"({MAX_RESOURCES_BYTES} bytes) with this file",
-                    hint="keep only what the model needs in resources/; a running buddy holds "
+                    "keep only what the model needs in resources/; a running buddy holds "
                     "every resource in memory",
                 )
             )
@@ -207,22 +188,12 @@ def read_resources(files: Iterable[tuple[Path, str]]) -> tuple[list[bytes], list
 
 def _not_regular(shown: str, kind: int, what: str) -> Issue:
     if kind == stat.S_IFDIR:
-        return Issue(
-            file=shown,
-            line=0,
-            column=0,
-            path="",
-            code="file-not-found",
-            message="this is a directory, not a file",
-        )
-    return Issue(
-        file=shown,
-        line=0,
-        column=0,
-        path="",
-        code="file-not-regular",
-        message=f"this {what} is {_KIND.get(kind, 'not a regular file')}, not a regular file",
-        hint="replace it with an ordinary file",
+        return Issue.of_file(shown, "file-not-found", "this is a directory, not a file")
+    return Issue.of_file(
+        shown,
+        "file-not-regular",
+        f"this {what} is {_KIND.get(kind, 'not a regular file')}, not a regular file",
+        "replace it with an ordinary file",
     )
 
 

@@ -84,14 +84,11 @@ def read_manifest(path: Path) -> Source:
     root = find_project_root(path.parent)
     if os.path.lexists(path) and not inside(path, root):
         source.issues.append(
-            Issue(
-                file=str(path),
-                line=0,
-                column=0,
-                path="",
-                code="file-outside-project",
-                message=f"{path.name} leads outside the project, to {_resolved(path)}",
-                hint=f"the project root is {root}; put the manifest itself there, not a symlink to it",
+            Issue.of_file(
+                str(path),
+                "file-outside-project",
+                f"{path.name} leads outside the project, to {_resolved(path)}",
+                f"the project root is {root}; put the manifest itself there, not a symlink to it",
             )
         )
         return source

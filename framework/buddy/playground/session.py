@@ -465,16 +465,7 @@ class DevSession:
         except Exception as exc:  # a file vanished mid-read, say
             blueprint, issues = (
                 None,
-                [
-                    Issue(
-                        file=str(dev.manifest),
-                        line=0,
-                        column=0,
-                        path="",
-                        code="unreadable",
-                        message=str(exc),
-                    )
-                ],
+                [Issue.of_file(str(dev.manifest), "unreadable", str(exc))],
             )
         if blueprint is None:
             dev.problems, dev.error = issues, ""
@@ -545,15 +536,7 @@ class DevSession:
         )
         lines = [f"{head}{count} problem{'s' if count != 1 else ''}; {keeping}:"]
         for issue in dev.problems:
-            located = Issue(
-                file=shown(issue.file),
-                line=issue.line,
-                column=issue.column,
-                path=issue.path,
-                code=issue.code,
-                message=issue.message,
-                hint=issue.hint,
-            )
+            located = issue.shown_as(shown(issue.file))
             lines.extend("    " + line for line in str(located).splitlines())
         self._say("\n".join(lines))
         self._touched(dev)
