@@ -58,6 +58,8 @@ def test_every_capability_supplies_every_part() -> None:
         assert (folder / "__init__.py").is_file()
         if capability.tools:  # the same role has the same file name in every folder
             assert (folder / "tools.py").is_file() and (folder / "execute.py").is_file()
+        facades = {"resources", "memory", "data", "widgets", "proactive"}  # conversation.*
+        assert (folder / "conversation.py").is_file() == (capability.name in facades)
         for tool in capability.tools:
             assert found.owners[tool.name] == capability.name
             module, _, function = tool.execute.partition(":")

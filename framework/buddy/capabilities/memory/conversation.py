@@ -1,0 +1,37 @@
+"""``conversation.memory``: this conversation's long-term memory on the platform."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from buddy.capabilities.turn import DATA_READ_REFUSAL, Bound
+from buddy.errors import ToolError
+
+__all__ = ["Memory"]
+
+
+class Memory(Bound):
+    """This conversation's long-term memory (key → text) on the platform.
+
+    After the turn read user data, writes are refused (the contract's rule: a value
+    written then could keep the data after its grant is revoked).
+    """
+
+    async def list(self) -> list[dict[str, Any]]:
+        """All entries (``key``, ``text``, ``updated_at``), sorted by key."""
+        entries: list[dict[str, Any]] = await self.client.memory_list(self.cid)
+        return entries
+
+    async def write(self, key: str, text: str) -> None:
+        """Overwrite the entry ``key`` (limits: key ≤ 64 chars, no whitespace or ``/``; text ≤ 16 KB).
+
+        Raises:
+            ToolError: The turn read user data.
+        """
+        if self.turn.data_read:
+            raise ToolError(DATA_READ_REFUSAL.format(what="写记忆"))
+        await self.client.memory_write(self.cid, key, text)
+
+    async def delete(self, key: str) -> None:
+        """Delete the entry ``key``; deleting an absent key succeeds."""
+        await self.client.memory_delete(self.cid, key)

@@ -1,0 +1,87 @@
+"""``conversation.proactive``: the conversation's proactive subscriptions."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from buddy.capabilities.turn import DATA_READ_REFUSAL, Bound
+from buddy.errors import ToolError
+
+if TYPE_CHECKING:
+    from buddy.compile.blueprint import SubscriptionSpec
+
+__all__ = ["Proactive", "subscription_request"]
+
+
+def subscription_request(spec: SubscriptionSpec) -> dict[str, Any]:
+    """The platform request for a declared subscription."""
+    trigger: Any = spec.trigger.type
+    if spec.trigger.type == "data.updated":
+        trigger = {"type": "data.updated", "dataset": spec.trigger.dataset}
+    elif spec.trigger.type == "schedule":
+        assert spec.trigger.at is not None
+        trigger = {"type": "schedule", "at": spec.trigger.at.isoformat()}
+        if spec.trigger.interval_minutes is not None:
+            trigger["interval_minutes"] = spec.trigger.interval_minutes
+    return {
+        "title": spec.title,
+        "reason": spec.reason,
+        "trigger": trigger,
+        "quiet_hours": {
+            "start": spec.quiet_hours.start,
+            "end": spec.quiet_hours.end,
+            "timezone": spec.quiet_hours.timezone,
+        },
+        "cooldown_minutes": spec.cooldown_minutes,
+        "daily_limit": spec.daily_limit,
+    }
+
+
+@dataclass
+class Proactive(Bound):
+    """Proactive subscriptions of this conversation (private chats only).
+
+    A subscription the manifest declares takes its fields as defaults; a strict manifest
+    (:attr:`strict`) refuses subscribing after a data read.
+    """
+
+    running: bool = False
+    declared: Mapping[str, SubscriptionSpec] = field(default_factory=dict)
+
+    async def subscribe(self, key: str, request: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """Create, or update and re-enable, the subscription ``key``.
+
+        Args:
+            key: Stable id, 1–64 of ``[a-z0-9._-]``, starting with a letter or digit.
+            request: ``title``, ``reason``, ``trigger`` and optionally ``quiet_hours``,
+                ``cooldown_minutes``, ``daily_limit`` (a declared key's fields are the
+                defaults).
+
+        Raises:
+            ToolError: A strict manifest, after the turn read user data.
+        """
+        if self.strict and self.turn.data_read:
+            raise ToolError(DATA_READ_REFUSAL.format(what="订阅主动服务"))
+        spec = self.declared.get(key)
+        merged = {**(subscription_request(spec) if spec else {}), **(request or {})}
+        subscription: dict[str, Any] = await self.client.proactive_subscribe(self.cid, key, merged)
+        return subscription
+
+    async def list(self) -> list[dict[str, Any]]:
+        """Every subscription, closed ones included."""
+        subscriptions: list[dict[str, Any]] = await self.client.proactive_list(self.cid)
+        return subscriptions
+
+    async def unsubscribe(self, key: str) -> bool:
+        """Close ``key`` (pending runs are cancelled); whether it was found."""
+        return await self.client.proactive_unsubscribe(self.cid, key)
+
+    async def unsubscribe_all(self) -> int:
+        """Close every active subscription; how many were closed."""
+        return await self.client.proactive_unsubscribe_all(self.cid)
+
+    def is_running(self) -> bool:
+        """Whether the current turn is a proactive turn."""
+        return self.running or self.turn.proactive

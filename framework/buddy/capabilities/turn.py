@@ -1,0 +1,57 @@
+"""What every capability's ``conversation`` facade shares: the conversation it is bound
+to, the current turn's state, and the one-turn data-visibility rule's wording.
+
+The runtime replaces :attr:`Bound.turn` at the start of every turn
+(``buddy.runtime.state.RuntimeConversation``); outside the runtime a facade keeps a fresh
+:class:`TurnState`, in which nothing was read, so nothing is refused.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from buddy.platform.api import PlatformClient
+
+__all__ = ["DATA_READ_REFUSAL", "Bound", "TurnState"]
+
+#: What the model reads when a write is refused after a data read (``{what}``: 写记忆 …).
+DATA_READ_REFUSAL = (
+    "这一轮已经读过用户授权的数据：为了让用户撤销授权时能真正收回，"
+    "本轮不能再{what}。想让结论以后还在，就在回复里直接说出来。"
+)
+
+
+@dataclass
+class TurnState:
+    """What happened so far in the current turn.
+
+    Attributes:
+        proactive: Whether this is a proactive turn.
+        data_read: Whether user data has been read (and so the model has seen it).
+        question: The question card sent by ``ask_question`` (ends the turn).
+        ended: Whether a tool ended the turn (question or consent card).
+    """
+
+    proactive: bool = False
+    data_read: bool = False
+    question: dict[str, Any] | None = None
+    ended: bool = False
+
+
+@dataclass
+class Bound:
+    """A facade bound to one conversation on a platform, and to the current turn.
+
+    Attributes:
+        client: The platform client.
+        cid: The conversation id.
+        turn: The current turn's state.
+        strict: Refuse this capability's writes after a data read, beyond the contract's
+            rule (``data: {after_read: strict}``).
+    """
+
+    client: PlatformClient
+    cid: str
+    turn: TurnState = field(default_factory=TurnState)
+    strict: bool = False
