@@ -61,3 +61,31 @@ def test_package_root() -> None:
     assert issubclass(buddy.ToolError, buddy.BuddyError)
     with pytest.raises(AttributeError):
         _ = buddy.nothing_here
+
+
+def test_no_two_public_classes_share_a_name() -> None:
+    # One name, one meaning: `Hooks`, `Proactive`, `Requirement`, `Step` and `HandlerRef`
+    # each named two different things once.
+    modules = [
+        *MODULES,
+        "buddy.capabilities.data.conversation",
+        "buddy.capabilities.memory.conversation",
+        "buddy.capabilities.proactive.conversation",
+        "buddy.capabilities.widgets.conversation",
+        "buddy.capabilities.turn",
+        "buddy.platform.protocol.conversation",
+        "buddy.platform.protocol.data",
+        "buddy.testing.scenario_format",
+    ]
+    seen: dict[str, tuple[object, str]] = {}
+    clashes = []
+    for name in modules:
+        module = importlib.import_module(name)
+        for member in module.__all__:
+            value = getattr(module, member)
+            if not isinstance(value, type) and not hasattr(value, "__metadata__"):
+                continue
+            first = seen.setdefault(member, (value, name))
+            if first[0] is not value:
+                clashes.append(f"{member}: {first[1]} and {name}")
+    assert clashes == []

@@ -12,7 +12,7 @@ from buddy.errors import ModelError
 from buddy.models.base import Message, Model, ModelRequest, ModelResponse
 from buddy.platform.client import HttpPlatformClient
 from buddy.platform.conversation import Resources
-from buddy.runtime.hooks import Hooks
+from buddy.runtime.hooks import HookRunner
 from buddy.runtime.loop import MAX_STEPS, MODEL_FAILURE, STEP_LIMIT, AgentEvent, AgentLoop
 from buddy.runtime.state import RuntimeConversation, TurnState
 from buddy.runtime.tools import build_tools
@@ -79,7 +79,7 @@ def loop_parts(tmp_path: Path) -> tuple[buddy.Blueprint, RuntimeConversation]:
 
 
 def _loop(blueprint: buddy.Blueprint, model: Model) -> AgentLoop:
-    return AgentLoop(model, build_tools(blueprint), Hooks(blueprint))
+    return AgentLoop(model, build_tools(blueprint), HookRunner(blueprint))
 
 
 async def test_failures_become_results_the_model_sees(

@@ -373,7 +373,7 @@ def _check_buddy_name(value: str) -> str:
     return value
 
 
-HandlerRef = Annotated[
+HandlerString = Annotated[
     str,
     Field(
         json_schema_extra={"pattern": HANDLER_PATTERN, "examples": ["plugins.my_buddy:plan_menu"]}
@@ -458,7 +458,7 @@ class CustomTool(_Strict):
     label: Label | None = Field(default=None, description="Shown to the user while it runs.")
     description: Description = Field(description="What the model reads to decide to call it.")
     parameters: ParameterSchema = Field(description="JSON Schema (type object) of the arguments.")
-    handler: HandlerRef = Field(
+    handler: HandlerString = Field(
         description="`module:function` inside the project's `plugins/` or a `buddy.plugins` "
         "entry point; called as `(conversation, params)`, sync or async."
     )
@@ -551,7 +551,7 @@ class DenyRule(_Strict):
 class HandlerRule(_Strict):
     """Call a plugin function for each tool call (optionally only for `tools`)."""
 
-    handler: HandlerRef
+    handler: HandlerString
     tools: list[Annotated[str, Field(min_length=1)]] | None = Field(
         default=None, min_length=1, description="Only these tools' calls reach the handler."
     )

@@ -34,10 +34,10 @@ class Reply:
     reasoning: str = ""
 
 
-Step = str | ToolCall | Sequence[ToolCall] | Reply
+ScriptStep = str | ToolCall | Sequence[ToolCall] | Reply
 
 
-def _reply(step: Step) -> Reply:
+def _reply(step: ScriptStep) -> Reply:
     if isinstance(step, Reply):
         return step
     if isinstance(step, str):
@@ -62,7 +62,7 @@ class TestModel(Model):
     name = "test:test"
 
     def __init__(
-        self, steps: Iterable[Step] | None = None, *, default: str = "(test model reply)"
+        self, steps: Iterable[ScriptStep] | None = None, *, default: str = "(test model reply)"
     ) -> None:
         self.steps = [_reply(s) for s in steps] if steps is not None else None
         self.default = default

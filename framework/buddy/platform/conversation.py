@@ -14,12 +14,12 @@ from typing import Literal
 
 from buddy.capabilities.data.conversation import DataAccess
 from buddy.capabilities.memory.conversation import Memory
-from buddy.capabilities.proactive.conversation import Proactive
+from buddy.capabilities.proactive.conversation import ProactiveService
 from buddy.capabilities.resources.conversation import Resources
 from buddy.capabilities.widgets.conversation import Widgets
 from buddy.platform.api import PlatformClient
 
-__all__ = ["Conversation", "DataAccess", "Memory", "Proactive", "Resources", "Widgets"]
+__all__ = ["Conversation", "DataAccess", "Memory", "ProactiveService", "Resources", "Widgets"]
 
 Kind = Literal["private", "group"]
 
@@ -47,4 +47,4 @@ class Conversation:
         self.memory = Memory(client, conversation_id)
         self.data_access = DataAccess(client, conversation_id)
         self.widget = Widgets(client, conversation_id)
-        self.proactive = Proactive(client, conversation_id)
+        self.proactive = ProactiveService(client, conversation_id)

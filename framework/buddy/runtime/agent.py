@@ -22,7 +22,7 @@ from buddy.platform.limits import (
     memory_key_refusal,
     memory_text_refusal,
 )
-from buddy.runtime.hooks import Hooks
+from buddy.runtime.hooks import HookRunner
 from buddy.runtime.loop import AgentEvent, AgentLoop, TurnOutcome
 from buddy.runtime.state import RuntimeConversation, TurnState
 from buddy.runtime.tools import build_tools
@@ -162,7 +162,7 @@ class Agent:
             model = resolve(blueprint.model)
         self.blueprint = blueprint
         self.client = DetachedClient()
-        self.loop = AgentLoop(model, build_tools(blueprint), Hooks(blueprint))
+        self.loop = AgentLoop(model, build_tools(blueprint), HookRunner(blueprint))
         self.resources = Resources.load(blueprint.resources)
         self.keep_history = keep_history
         self.history: list[Message] = []

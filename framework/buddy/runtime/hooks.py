@@ -19,7 +19,7 @@ from buddy.runtime.plugins import load_handler
 from buddy.runtime.state import RuntimeConversation
 from buddy.runtime.tools import ToolResult, result_of
 
-__all__ = ["Deny", "Hooks", "ToolCallInfo"]
+__all__ = ["Deny", "HookRunner", "ToolCallInfo"]
 
 log = logging.getLogger("buddy.runtime.hooks")
 
@@ -46,7 +46,7 @@ async def _call(function: Callable[..., Any], *args: Any) -> Any:
     return await value if inspect.isawaitable(value) else value
 
 
-class Hooks:
+class HookRunner:
     """The hook rules of a buddy, with their plugin functions loaded on first use."""
 
     def __init__(self, blueprint: Blueprint) -> None:

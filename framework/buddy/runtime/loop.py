@@ -36,7 +36,7 @@ from buddy.models.base import (
 )
 from buddy.platform.limits import STEP_CONTENT_BYTES, STEP_CONTENT_DEPTH
 from buddy.platform.protocol.values import step_content_refusal
-from buddy.runtime.hooks import Hooks, ToolCallInfo
+from buddy.runtime.hooks import HookRunner, ToolCallInfo
 from buddy.runtime.state import CURRENT_TURN, RuntimeConversation, install_log_redaction
 from buddy.runtime.tools import Tool, ToolResult
 
@@ -265,7 +265,7 @@ class AgentLoop:
         self,
         model: Model,
         tools: dict[str, Tool],
-        hooks: Hooks,
+        hooks: HookRunner,
         *,
         max_steps: int = MAX_STEPS,
     ) -> None:

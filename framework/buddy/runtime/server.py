@@ -34,7 +34,7 @@ from buddy.models.base import Message, Model, ToolCall
 from buddy.platform.api import PlatformClient
 from buddy.platform.conversation import Resources
 from buddy.platform.protocol.events import Event
-from buddy.runtime.hooks import Hooks
+from buddy.runtime.hooks import HookRunner
 from buddy.runtime.loop import REDACTED, STEP_LIMIT, AgentEvent, AgentLoop
 from buddy.runtime.state import RuntimeConversation, TurnState, subscription_request
 from buddy.runtime.tools import build_tools
@@ -142,7 +142,7 @@ class Buddy:
         self.model = model
         self.resources = Resources.load(blueprint.resources)
         self.declared = {s.key: s for s in blueprint.proactive.subscriptions}
-        self.loop = AgentLoop(model, build_tools(blueprint), Hooks(blueprint))
+        self.loop = AgentLoop(model, build_tools(blueprint), HookRunner(blueprint))
 
     async def start(self) -> None:
         """Upload the data declaration (even empty) and the widget types.

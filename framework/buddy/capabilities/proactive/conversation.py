@@ -12,7 +12,7 @@ from buddy.errors import ToolError
 if TYPE_CHECKING:
     from buddy.compile.blueprint import SubscriptionSpec
 
-__all__ = ["Proactive", "subscription_request"]
+__all__ = ["ProactiveService", "subscription_request"]
 
 
 def subscription_request(spec: SubscriptionSpec) -> dict[str, Any]:
@@ -40,7 +40,7 @@ def subscription_request(spec: SubscriptionSpec) -> dict[str, Any]:
 
 
 @dataclass
-class Proactive(Bound):
+class ProactiveService(Bound):
     """Proactive subscriptions of this conversation (private chats only).
 
     A subscription the manifest declares takes its fields as defaults; a strict manifest

@@ -38,11 +38,11 @@ from buddy.platform.protocol.conversation import (
     NewBuddy,
     NewConversation,
     OptionClick,
-    Step,
     Summary,
     TurnCommit,
     TurnCommitted,
     TurnRecord,
+    TurnStep,
     UserMessage,
     step_content_refusal,
 )
@@ -227,17 +227,17 @@ def _record(event_id: str, raw: str, created_at: float) -> TurnRecord:
         )
 
 
-def _step(raw: Any) -> Step:
+def _step(raw: Any) -> TurnStep:
     """A stored step, or a redacted one of the same type when it cannot be served."""
     if isinstance(raw, dict) and step_content_refusal(0, raw.get("content")) is None:
         try:
-            return Step.model_validate(raw)
+            return TurnStep.model_validate(raw)
         except ValueError:
             pass
     kind = raw.get("type") if isinstance(raw, dict) else None
     tool = raw.get("tool") if isinstance(raw, dict) else None
     call_id = raw.get("call_id") if isinstance(raw, dict) else None
-    return Step(
+    return TurnStep(
         type=kind if kind in ("text", "reasoning", "tool_call", "tool_result") else "text",
         tool=tool if isinstance(tool, str) else None,
         call_id=call_id if isinstance(call_id, str) else None,

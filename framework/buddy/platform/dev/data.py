@@ -50,12 +50,12 @@ from buddy.platform.protocol.data import (
     ConsentAnswered,
     ConsentRequest,
     ConsentRequested,
-    DataOverride,
     DataQuery,
     DatasetStatus,
     Declaration,
     DeclarationAccepted,
     DeclaredRequirement,
+    DevDataOverride,
     GrantChange,
     GrantState,
     GroupSetting,
@@ -772,7 +772,7 @@ def _finite(value: Any) -> bool:
 
 
 @dev_router.put("/data", response_model=MemberData)
-async def put_data(request: Request, body: DataOverride) -> MemberData:
+async def put_data(request: Request, body: DevDataOverride) -> MemberData:
     """Override a member's data of one dataset (``items: null`` = no data → ``unavailable``).
 
     Item fields must be the catalogue's item fields of that dataset.

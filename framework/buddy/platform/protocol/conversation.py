@@ -35,11 +35,11 @@ __all__ = [
     "NewMember",
     "OptionClick",
     "QuestionCard",
-    "Step",
     "Summary",
     "TurnCommit",
     "TurnCommitted",
     "TurnRecord",
+    "TurnStep",
     "UserMessage",
     "Wire",
     "step_content_refusal",
@@ -132,7 +132,7 @@ class QuestionCard(Wire):
     )
 
 
-class Step(Wire):
+class TurnStep(Wire):
     """One persisted step of a turn.
 
     ``type`` is ``text``, ``reasoning``, ``tool_call`` or ``tool_result``. After the turn
@@ -162,7 +162,7 @@ class TurnCommit(Wire):
         description="What the user sees; null = nothing.",
     )
     question: QuestionCard | None = None
-    steps: list[Step] = Field(default_factory=list)
+    steps: list[TurnStep] = Field(default_factory=list)
     data_read: bool = Field(default=False, description="Whether the turn read user data.")
 
 
@@ -189,7 +189,7 @@ class TurnRecord(BaseModel):
     sender: Member | None
     reply: str | None
     question: QuestionCard | None
-    steps: list[Step]
+    steps: list[TurnStep]
     data_read: bool
     created_at: float
 

@@ -35,20 +35,20 @@ __all__ = [
     "ConsentAnswered",
     "ConsentRequest",
     "ConsentRequested",
-    "DataOverride",
     "DataQuery",
     "DatasetData",
     "DatasetResult",
     "Declaration",
     "DeclarationAccepted",
     "DeclaredRequirement",
+    "DevDataOverride",
     "GrantChange",
     "GrantState",
     "GroupSetting",
     "MemberData",
     "OneTimeResult",
     "QueryAnswer",
-    "Requirement",
+    "UploadedRequirement",
     "grant_version",
 ]
 
@@ -96,7 +96,7 @@ MemberId = Annotated[str, Field(min_length=1, max_length=_MEMBER_ID_CHARS)]
 # ---------------------------------------------------------------- declaration
 
 
-class Requirement(Wire):
+class UploadedRequirement(Wire):
     """One dataset the buddy needs and why; ``title``/``source``/``schema_version`` are the
     catalogue's expansion (defaults: the platform's catalogue entry)."""
 
@@ -109,7 +109,7 @@ class Requirement(Wire):
     schema_version: int | None = Field(default=None, ge=1, le=1_000_000)
 
     @model_validator(mode="after")
-    def _source_matches(self) -> Requirement:
+    def _source_matches(self) -> UploadedRequirement:
         expected = DATA_ACCESS_CAPABILITIES[self.id].source
         if self.source is not None and self.source != expected:
             raise ValueError(f"{self.id} comes from {expected}, not {self.source}")
@@ -120,7 +120,7 @@ class Declaration(Wire):
     """``PUT /internal/v1/data-access/declaration``: the buddy's whole declaration (an
     empty list clears it)."""
 
-    requirements: list[Requirement] = Field(max_length=DECLARATION_REQUIREMENTS_MAX)
+    requirements: list[UploadedRequirement] = Field(max_length=DECLARATION_REQUIREMENTS_MAX)
 
 
 class DeclaredRequirement(BaseModel):
@@ -268,7 +268,7 @@ class ConsentAnswered(BaseModel):
     event_id: str
 
 
-class DataOverride(Wire):
+class DevDataOverride(Wire):
     """``PUT /dev/data``: replace a member's data of one dataset; ``null`` = no data."""
 
     member_id: MemberId
