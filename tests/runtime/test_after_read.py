@@ -19,7 +19,6 @@ import pytest
 import buddy
 from buddy.compile.render import view
 from buddy.models.base import ModelRequest, ModelResponse, ToolCall
-from buddy.runtime.state import DATA_READ_REFUSAL
 from buddy.testing import FunctionModel, TestModel, call
 from buddy.testing.local import LocalPlatform, running_buddy
 from tests.conftest import REPO, Write
@@ -153,11 +152,6 @@ async def test_after_read_strict_refuses_widget_writes_and_subscriptions(
     assert errors == [refused, refused, refused]
     shown = view(blueprint)["data"]["after_read"]
     assert shown == (after_read or "platform")
-
-
-def test_strict_refusal_wording() -> None:
-    # What the model reads when strict refuses a widget write.
-    assert "建或改小挂件" in DATA_READ_REFUSAL.format(what="建或改小挂件")
 
 
 CONSENT_BUDDY = """\

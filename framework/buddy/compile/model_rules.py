@@ -144,7 +144,7 @@ def _with_thinking(
             f"raise `budget_tokens` to {style.min_budget} or more",
         )
     if budget is None and not adaptive:
-        budget = style.effort_budgets.get(options.effort or "", style.default_budget)
+        budget = style.budget_for(None, options.effort)
     if (
         style.budget_below_max_tokens
         and budget is not None

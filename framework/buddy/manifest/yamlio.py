@@ -441,11 +441,23 @@ def load_document(
     :func:`buddy.compile.project.read_file`).
     """
     file = display or str(path)
+    text = _read_text(path, file, "yaml-syntax")
+    if isinstance(text, Issue):
+        return _with_split_hint(text)
+    try:
+        return parse_document(text, file, allow_list=allow_list)
+    except ParseError as exc:
+        return exc.issue
+
+
+def _read_text(path: Path, file: str, code: str) -> str | Issue:
+    """The UTF-8 text of a regular file of at most :data:`MAX_FILE_BYTES` (a BOM is
+    dropped), or the issue refusing it (``code`` for bytes that are not UTF-8)."""
     raw = read_file(path, file, MAX_FILE_BYTES)
     if isinstance(raw, Issue):
-        return _with_split_hint(raw)
+        return raw
     try:
-        text = raw.decode("utf-8-sig")
+        return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         return Issue(
@@ -453,13 +465,9 @@ def load_document(
             line=line,
             column=1,
             path="",
-            code="yaml-syntax",
+            code=code,
             message="the file is not valid UTF-8",
         )
-    try:
-        return parse_document(text, file, allow_list=allow_list)
-    except ParseError as exc:
-        return exc.issue
 
 
 def _with_split_hint(issue: Issue) -> Issue:
@@ -541,21 +549,9 @@ def load_json(path: Path, display: str | None = None, *, code: str) -> Document 
         code: The code of a file that is not strict JSON (``widget-json``, ``data-json``).
     """
     file = display or str(path)
-    raw = read_file(path, file, MAX_FILE_BYTES)
-    if isinstance(raw, Issue):
-        return raw
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        return Issue(
-            file=file,
-            line=line,
-            column=1,
-            path="",
-            code=code,
-            message="the file is not valid UTF-8",
-        )
+    text = _read_text(path, file, code)
+    if isinstance(text, Issue):
+        return text
     deep = _json_too_deep(text)
     if deep is not None:
         line, column = _json_position(text, deep)

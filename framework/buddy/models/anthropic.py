@@ -224,9 +224,7 @@ class AnthropicModel(HttpModel):
             return {"type": "disabled"}
         if thinking.budget_tokens is None and self.rules.thinks_adaptively(self.model_name):
             return {"type": "adaptive"}
-        budget = thinking.budget_tokens or STYLE.effort_budgets.get(
-            thinking.effort or "", STYLE.default_budget or STYLE.min_budget
-        )
+        budget = STYLE.budget_for(thinking.budget_tokens, thinking.effort) or STYLE.min_budget
         return {"type": "enabled", "budget_tokens": budget}
 
     def _response(self, data: Any) -> ModelResponse:

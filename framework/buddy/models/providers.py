@@ -60,6 +60,13 @@ class ThinkingStyle:
     temperature: bool = True
     min_top_p: float | None = None
 
+    def budget_for(self, budget_tokens: int | None, effort: str | None) -> int | None:
+        """The token budget a model that takes one thinks with: ``budget_tokens`` as
+        written, else the budget of ``effort``, else :attr:`default_budget`."""
+        if budget_tokens is not None:
+            return budget_tokens
+        return self.effort_budgets.get(effort or "", self.default_budget)
+
 
 THINKING_STYLES: Mapping[str, ThinkingStyle] = MappingProxyType(
     {

@@ -80,7 +80,7 @@ MEMORY_KEY_SCHEMA: Mapping[str, Any] = {
     "pattern": MEMORY_KEY_PATTERN,
 }
 
-# ask_question.
+# Question cards.
 ASK_QUESTION_CHARS = 500
 ASK_OPTION_CHARS = 30
 ASK_OPTIONS_MIN = 2

@@ -164,20 +164,21 @@ class Agent:
         self.client = DetachedClient()
         self.loop = AgentLoop(model, build_tools(blueprint), HookRunner(blueprint))
         self.resources = Resources.load(blueprint.resources)
+        self._declared = {s.key: s for s in blueprint.proactive.subscriptions}
+        self._strict = blueprint.data.after_read == "strict"
         self.keep_history = keep_history
         self.history: list[Message] = []
         self.conversation = self._conversation()
 
     def _conversation(self) -> RuntimeConversation:
-        declared = {s.key: s for s in self.blueprint.proactive.subscriptions}
         cid = f"local-{next(self._ids)}"
         return RuntimeConversation(
             self.client,
             cid,
             "private",
             self.resources,
-            declared=declared,
-            strict_after_read=self.blueprint.data.after_read == "strict",
+            declared=self._declared,
+            strict_after_read=self._strict,
         )
 
     async def run(

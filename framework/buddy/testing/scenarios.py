@@ -634,14 +634,15 @@ class _Run:
 
     async def _data_values(self, seen: Observed) -> set[str]:
         """The user-data values the model saw in this step: the platform's view of each
-        dataset a query of this step read, plus any one-time result it read."""
+        dataset a data-reading tool of this step named (its ``datasets`` argument: an
+        after hook may have cut what the model read), plus any result it read."""
         values: set[str] = set()
         for call in seen.calls:
             if call.name not in data_tools() or not isinstance(call.args, dict):
                 continue
-            if call.name == "data_access_query":
+            if isinstance(call.args.get("datasets"), list):
                 member = call.args.get("member_id") or self._member_id(None)
-                for dataset in call.args.get("datasets") or []:
+                for dataset in call.args["datasets"]:
                     with contextlib.suppress(RuntimeError):
                         data = await self.platform.dev(
                             "GET", "/data", params={"member_id": member, "dataset": dataset}

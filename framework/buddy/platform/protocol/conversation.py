@@ -124,7 +124,7 @@ class ConversationInfo(BaseModel):
 
 
 class QuestionCard(Wire):
-    """An ``ask_question`` card: a question and 2–4 distinct options."""
+    """A question card: a question and 2–4 distinct options."""
 
     question: str = Field(min_length=1, max_length=ASK_QUESTION_CHARS)
     options: list[Annotated[str, Field(min_length=1, max_length=ASK_OPTION_CHARS)]] = Field(
