@@ -43,7 +43,7 @@ ROOT_MARKERS = (".git", "pyproject.toml")
 SKIP_DIRS = frozenset({"node_modules", "venv", ".venv", "__pycache__"})
 
 # Every resource is held in memory by a running buddy and hashed at every compile. One
-# file is served whole by `resource_read`: 1 MiB of text is more than any model's context
+# file is served whole to the model: 1 MiB of text is more than any model's context
 # holds, and is the limit of every other file the loader reads.
 MAX_RESOURCE_BYTES = 1024 * 1024
 # All resources together: what a buddy process keeps in memory for them.
