@@ -113,7 +113,8 @@ async def test_two_turns_with_sequential_and_parallel_calls(
     assert (first.error, first.reply) == (None, "记好了：七点起床，每周跑三次。")
     assert (second.error, second.reply) == (None, "喝水也记下了。")
     assert len(server.requests) == 6
-    memory = await agent.client.memory_list(agent.conversation.id)
+    memory = await agent.conversation.memory.list()
+    await agent.close()
     assert {entry["key"] for entry in memory} == {"早起", "跑步", "喝水"}
     if kind == "anthropic":
         _check_anthropic_pass_back(server.requests)

@@ -89,7 +89,7 @@ async def test_memory_limits_reach_the_caller(
 
 
 async def test_widgets(live: Dev, client: HttpPlatformClient) -> None:
-    await client.upload_widget_types([MENU])
+    await client.request("PUT", "widget-types", body={"types": [MENU]})
     conversation = await _conversation(live, client)
     created = await conversation.widget.create("menu", "本周菜单", idempotency_key="k1")
     again = await conversation.widget.create("menu", "本周菜单", idempotency_key="k1")
@@ -134,7 +134,7 @@ async def test_data_access(live: Dev, client: HttpPlatformClient) -> None:
     requirements: list[dict[str, Any]] = [
         {"id": r.id, "purpose": r.purpose} for r in blueprint.data.requirements
     ]
-    await client.upload_declaration(requirements)
+    await client.request("PUT", "data-access/declaration", body={"requirements": requirements})
     conversation = await _conversation(live, client)
     info = await client.conversation_info(conversation.id)
     member = info["members"][0]["member_id"]
@@ -172,7 +172,8 @@ async def test_data_access(live: Dev, client: HttpPlatformClient) -> None:
 
 
 async def test_consent_cards_are_private_only(live: Dev, client: HttpPlatformClient) -> None:
-    await client.upload_declaration([{"id": "health.sleep", "purpose": "作息"}])
+    declaration = {"requirements": [{"id": "health.sleep", "purpose": "作息"}]}
+    await client.request("PUT", "data-access/declaration", body=declaration)
     group = await _conversation(live, client, "group")
     with pytest.raises(PlatformError) as caught:
         await group.data_access.request(

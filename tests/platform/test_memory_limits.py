@@ -1,6 +1,7 @@
-"""One table of memory limits, run against the dev platform (over HttpPlatformClient) and
-against ``buddy.Agent``'s in-process DetachedClient: each refuses the same writes with the
-same PlatformError (status and reason), and accepts the same ones."""
+"""One table of memory limits, run against the dev platform served on loopback and against
+``buddy.Agent``'s DetachedClient (the dev platform inside the process, no server): each
+refuses the same writes with the same PlatformError (status and reason), and accepts the
+same ones."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import httpx
 import pytest
 
 from buddy.errors import PlatformError
-from buddy.platform.api import PlatformClient
+from buddy.platform.api import PlatformClient, path_segment
 from buddy.platform.client import HttpPlatformClient
 from buddy.platform.limits import (
     MEMORY_ENTRIES_MAX,
@@ -90,28 +91,46 @@ async def http_client(dev: Dev) -> AsyncIterator[Make]:
         await client._http.aclose()
 
 
+@pytest.fixture
+async def detached() -> AsyncIterator[DetachedClient]:
+    client = DetachedClient()
+    yield client
+    await client.close()
+
+
+async def _write(client: PlatformClient, cid: str, key: str, text: str) -> dict[str, str]:
+    path = f"memory/{path_segment(key)}"
+    entry: dict[str, str] = await client.request("PUT", path, cid=cid, body={"text": text})
+    return entry
+
+
+async def _keys(client: PlatformClient, cid: str) -> list[str]:
+    return [e["key"] for e in (await client.request("GET", "memory", cid=cid))["entries"]]
+
+
 async def _run(client: PlatformClient, cid: str, case: Case) -> tuple[int, str, list[str]]:
     for key, text in case.before:
-        await client.memory_write(cid, key, text)
+        await _write(client, cid, key, text)
     try:
         if case.text is None:
-            await client.memory_delete(cid, case.key)
+            await client.request("DELETE", f"memory/{path_segment(case.key)}", cid=cid)
         else:
-            entry = await client.memory_write(cid, case.key, case.text)
+            entry = await _write(client, cid, case.key, case.text)
             assert entry["key"] == case.key
             assert entry["text"] == case.text
         status, reason = 200, ""
     except PlatformError as exc:
         status, reason = exc.status, exc.reason
-    keys = [e["key"] for e in await client.memory_list(cid)]
-    return status, reason, keys
+    return status, reason, await _keys(client, cid)
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
-async def test_same_limits_on_the_platform_and_in_process(http_client: Make, case: Case) -> None:
+async def test_same_limits_on_the_platform_and_in_process(
+    http_client: Make, detached: DetachedClient, case: Case
+) -> None:
     platform, cid = await http_client()
     on_platform = await _run(platform, cid, case)
-    in_process = await _run(DetachedClient(), "local-1", case)
+    in_process = await _run(detached, "local-1", case)
     assert on_platform[0] == case.status, on_platform[1]
     assert in_process == on_platform
     if case.status != 200:
@@ -119,11 +138,13 @@ async def test_same_limits_on_the_platform_and_in_process(http_client: Make, cas
         assert case.key not in on_platform[2] or case.before  # nothing new stored
 
 
-async def test_surrogate_key_is_refused_by_both(http_client: Make) -> None:
+async def test_surrogate_key_is_refused_by_both(
+    http_client: Make, detached: DetachedClient
+) -> None:
     # The HTTP client sends the key's bytes; the platform refuses the path as not UTF-8.
     platform, cid = await http_client()
-    for client, conversation in ((platform, cid), (DetachedClient(), "local-1")):
+    for client, conversation in ((platform, cid), (detached, "local-1")):
         with pytest.raises(PlatformError) as caught:
-            await client.memory_write(conversation, "a\ud800", "x")
+            await _write(client, conversation, "a\ud800", "x")
         assert caught.value.status == 400
-        assert await client.memory_list(conversation) == []
+        assert await _keys(client, conversation) == []

@@ -17,6 +17,7 @@ from zoneinfo import ZoneInfo
 import httpx
 import pytest
 
+from buddy.capabilities.proactive.conversation import ProactiveService
 from buddy.errors import PlatformError
 from buddy.platform import limits
 from buddy.platform.client import Backoff, HttpPlatformClient
@@ -1038,16 +1039,16 @@ async def test_openapi_documents_the_proactive_endpoints(dev: Dev) -> None:
 async def test_live_subscribe_fire_deliver_and_commit(live: Dev) -> None:
     conv_id, member = await private(live)
     client = HttpPlatformClient(live.url, live.token, backoff=Backoff(0.01, 0.05, random.Random(1)))
+    service = ProactiveService(client, conv_id)
     try:
         at = int(await clock(live)) + 3600
-        created = await client.proactive_subscribe(
-            conv_id,
+        created = await service.subscribe(
             "weekly-review",
             {**BASE, "trigger": schedule(at, 7 * 24 * 60), "quiet_hours": NO_QUIET},
         )
         assert created["status"] == "active"
         with pytest.raises(PlatformError) as invalid:
-            await client.proactive_subscribe(conv_id, "Bad Key", BASE)
+            await service.subscribe("Bad Key", BASE)
         assert invalid.value.status == 400
         assert "key 'Bad Key' is invalid" in invalid.value.reason
         stream = client.events()
@@ -1068,10 +1069,10 @@ async def test_live_subscribe_fire_deliver_and_commit(live: Dev) -> None:
         await stream.aclose()  # type: ignore[attr-defined]
         # An event trigger with no matching subscription, then list and close over the wire.
         assert await fire(live, member, "sleep.ready") == []
-        assert [s["key"] for s in await client.proactive_list(conv_id)] == ["weekly-review"]
-        assert await client.proactive_unsubscribe(conv_id, "weekly-review") is True
-        assert await client.proactive_unsubscribe(conv_id, "weekly-review") is True
-        assert await client.proactive_unsubscribe_all(conv_id) == 0
+        assert [s["key"] for s in await service.list()] == ["weekly-review"]
+        assert await service.unsubscribe("weekly-review") is True
+        assert await service.unsubscribe("weekly-review") is True
+        assert await service.unsubscribe_all() == 0
         assert await buddy_said(live, conv_id) == ["这周练了三次，不错！"]
     finally:
         await client.close()

@@ -42,7 +42,8 @@ from typing import TYPE_CHECKING, Any
 from buddy.errors import CapabilityError
 
 if TYPE_CHECKING:
-    from buddy.compile.blueprint import WidgetType
+    from buddy.compile.blueprint import Blueprint, WidgetType
+    from buddy.platform.api import PlatformClient
 
 __all__ = [
     "AUTOLOAD_OFF",
@@ -56,6 +57,8 @@ __all__ = [
     "obj",
     "register_module",
     "registry",
+    "resolve",
+    "start",
 ]
 
 #: The built-in capabilities, in the order their tools are listed (schema, docs).
@@ -137,11 +140,16 @@ class Capability:
         name: Its id (``^[a-z][a-z0-9_]*$``), the folder's name for a built-in.
         title: What it is, for docs and errors.
         tools: The model tools it offers, in the order they are listed.
+        startup: ``module:function`` run when a buddy connects to a platform, before
+            its first event: ``async (client, blueprint) -> None`` (uploads what the
+            platform must know of the buddy); ``""`` for nothing. A failure stops the
+            start.
     """
 
     name: str
     title: str
     tools: tuple[PlatformTool, ...] = ()
+    startup: str = ""
 
 
 @dataclass
@@ -211,6 +219,8 @@ def _problems(capability: Any, where: str) -> Iterator[str]:
             yield f"{part} ({tool.name}): parameters must be a JSON Schema mapping or a function"
         if not _EXECUTE.match(tool.execute):
             yield f"{part} ({tool.name}): execute {tool.execute!r} must be 'module:function'"
+    if capability.startup and not _EXECUTE.match(capability.startup):
+        yield f"startup {capability.startup!r} must be 'module:function'"
 
 
 def register_module(target: Registry, module: ModuleType | str) -> Capability:
@@ -262,6 +272,23 @@ def registry() -> Registry:
             except CapabilityError as exc:
                 raise CapabilityError(f"entry point {point!r} ({value})", exc.problem) from exc
     return found
+
+
+def resolve(reference: str) -> Any:
+    """The object a ``module:attribute`` reference of a capability part names."""
+    module, _, attribute = reference.partition(":")
+    return getattr(importlib.import_module(module), attribute)
+
+
+async def start(client: PlatformClient, blueprint: Blueprint) -> None:
+    """Run every registered capability's ``startup`` for ``blueprint``, in order.
+
+    Raises:
+        PlatformError: An upload failed; the buddy must not start.
+    """
+    for capability in registry():
+        if capability.startup:
+            await resolve(capability.startup)(client, blueprint)
 
 
 def data_tools() -> frozenset[str]:

@@ -8,6 +8,7 @@ The runtime replaces :attr:`Bound.turn` at the start of every turn
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -55,3 +56,7 @@ class Bound:
     cid: str
     turn: TurnState = field(default_factory=TurnState)
     strict: bool = False
+
+    async def _call(self, method: str, path: str, body: Mapping[str, Any] | None = None) -> Any:
+        """One protocol call for this conversation (``path`` under ``/internal/v1``)."""
+        return await self.client.request(method, path, cid=self.cid, body=body)

@@ -1,24 +1,31 @@
-"""How the runtime talks to a platform: the :class:`PlatformClient` interface.
+"""How the runtime talks to a platform: the :class:`PlatformClient` transport.
 
-The runtime depends only on this interface; an adapter for another platform is one new
-module implementing it (:mod:`buddy.platform.client` is the buddy platform's). It imports
-nothing heavy, so code that runs turns without a platform (``buddy.Agent``) does not pay
-for an HTTP stack.
+A platform client carries protocol calls — a method, a path under ``/internal/v1``, the
+conversation it is for and a JSON body — and the event stream with its acknowledgements.
+It knows no capability: each capability's ``conversation`` facade
+(``buddy/capabilities/<name>/conversation.py``) builds its own calls and speaks through
+:meth:`PlatformClient.request`. An adapter for another platform is one new module
+implementing the transport (:mod:`buddy.platform.client` is the buddy platform's). This
+module imports nothing heavy, so code that runs turns without a platform
+(``buddy.Agent``) does not pay for an HTTP stack.
 """
 
 from __future__ import annotations
 
 import abc
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 if TYPE_CHECKING:
     from buddy.platform.protocol.events import Event
 
-__all__ = ["Json", "PlatformClient", "path_segment"]
+__all__ = ["API_ROOT", "Json", "PlatformClient", "path_segment"]
 
 Json = Any
+#: Where the protocol's calls live on a platform; :meth:`PlatformClient.request` paths
+#: are relative to it.
+API_ROOT = "/internal/v1"
 
 
 def path_segment(value: str) -> str:
@@ -30,20 +37,43 @@ def path_segment(value: str) -> str:
 
 
 class PlatformClient(abc.ABC):
-    """The operations the runtime needs from a platform.
+    """The transport between the runtime and a platform.
 
-    Conversation-scoped operations take the conversation id first. Results are the
-    protocol's JSON bodies (dicts and lists), as documented in docs/protocol.md.
+    Four operations make a platform: :meth:`request`, :meth:`events`, :meth:`ack` and
+    :meth:`close`. The conversation records every buddy needs (the conversation's
+    members, its turns and summary) are written here on top of :meth:`request`; each
+    capability's calls are written in its own facade.
     """
 
-    # -- buddy-level
     @abc.abstractmethod
-    async def upload_declaration(self, requirements: Sequence[Mapping[str, Any]]) -> Json:
-        """Replace the buddy's data declaration (even with an empty list)."""
+    async def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        cid: str | None = None,
+        body: Mapping[str, Any] | None = None,
+        params: Mapping[str, Any] | None = None,
+        missing_ok: bool = False,
+    ) -> Json:
+        """One protocol call.
 
-    @abc.abstractmethod
-    async def upload_widget_types(self, types: Sequence[Mapping[str, Any]]) -> Json:
-        """Replace the buddy's widget types."""
+        Args:
+            method: The HTTP method (``GET``, ``PUT`` …).
+            path: Relative to :data:`API_ROOT`, segments encoded with :func:`path_segment`
+                (``memory/%E7%94%9F%E6%97%A5``); ``""`` is the root itself.
+            cid: The conversation the call is for (``X-Conversation-Id``), if any.
+            body: The JSON body.
+            params: Query parameters.
+            missing_ok: Answer ``None`` instead of raising for a 404.
+
+        Returns:
+            The decoded JSON answer, or ``None`` for an empty one.
+
+        Raises:
+            PlatformError: The platform refused the call (its status and reason) or could
+                not be reached (status 0).
+        """
 
     @abc.abstractmethod
     def events(self) -> AsyncIterator[Event]:
@@ -60,73 +90,28 @@ class PlatformClient(abc.ABC):
     async def close(self) -> None:
         """Close connections."""
 
-    # -- conversation records
-    @abc.abstractmethod
+    # -- conversation records: what every buddy needs, whatever its capabilities
+
     async def conversation_info(self, cid: str) -> Json:
         """Kind and members of a conversation."""
+        return await self.request("GET", "conversation", cid=cid)
 
-    @abc.abstractmethod
     async def commit_turn(self, cid: str, turn: Mapping[str, Any]) -> Json:
         """Commit one turn's output (idempotent on its event id)."""
+        return await self.request("POST", "conversation/turns", cid=cid, body=turn)
 
-    @abc.abstractmethod
     async def turns(self, cid: str, after: float = 0) -> Json:
         """Stored turn records, oldest first."""
+        # The most the platform answers at once; compaction keeps a conversation's recent
+        # part (after its summary) well below it.
+        params = {"after": after, "limit": 1000}
+        return await self.request("GET", "conversation/turns", cid=cid, params=params)
 
-    @abc.abstractmethod
     async def put_summary(self, cid: str, text: str, covers_until: float) -> Json:
         """Store a compaction summary."""
+        body = {"text": text, "covers_until": covers_until}
+        return await self.request("PUT", "conversation/summary", cid=cid, body=body)
 
-    @abc.abstractmethod
     async def get_summary(self, cid: str) -> Json | None:
         """The compaction summary, or ``None``."""
-
-    # -- memory
-    @abc.abstractmethod
-    async def memory_list(self, cid: str) -> Json:
-        """All entries, sorted by key."""
-
-    @abc.abstractmethod
-    async def memory_write(self, cid: str, key: str, text: str) -> Json:
-        """Overwrite one entry."""
-
-    @abc.abstractmethod
-    async def memory_delete(self, cid: str, key: str) -> None:
-        """Delete one entry (absent is fine)."""
-
-    # -- data access
-    @abc.abstractmethod
-    async def data_query(self, cid: str, datasets: list[str], member_id: str | None) -> Json:
-        """One status (and data when available) per dataset."""
-
-    @abc.abstractmethod
-    async def data_request(self, cid: str, request: Mapping[str, Any]) -> Json:
-        """Send a consent card (private chats only)."""
-
-    @abc.abstractmethod
-    async def data_read_result(self, cid: str, request_id: str) -> Json:
-        """A one-time location/calendar result."""
-
-    # -- widgets
-    @abc.abstractmethod
-    async def widget_call(
-        self, cid: str, method: str, path: str, body: Mapping[str, Any] | None = None
-    ) -> Json:
-        """One widget operation: ``path`` relative to ``/internal/v1`` (``widgets/…``, ``messages``)."""
-
-    # -- proactive
-    @abc.abstractmethod
-    async def proactive_subscribe(self, cid: str, key: str, request: Mapping[str, Any]) -> Json:
-        """Create, or update and re-enable, a subscription by key."""
-
-    @abc.abstractmethod
-    async def proactive_list(self, cid: str) -> Json:
-        """All subscriptions of the conversation, closed ones included."""
-
-    @abc.abstractmethod
-    async def proactive_unsubscribe(self, cid: str, key: str) -> bool:
-        """Close one; whether it was found."""
-
-    @abc.abstractmethod
-    async def proactive_unsubscribe_all(self, cid: str) -> int:
-        """Close every active one; how many."""
+        return await self.request("GET", "conversation/summary", cid=cid, missing_ok=True)

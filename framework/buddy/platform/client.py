@@ -1,5 +1,5 @@
-"""The HTTP + websocket implementation of :class:`~buddy.platform.api.PlatformClient` for
-the buddy platform protocol (docs/protocol.md).
+"""The HTTP + websocket transport of :class:`~buddy.platform.api.PlatformClient` for the
+buddy platform protocol (docs/protocol.md).
 
 Every failure of a call raises :class:`~buddy.errors.PlatformError` with the HTTP status
 and the platform's reason.
@@ -13,7 +13,7 @@ import json
 import logging
 import random
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 import httpx
@@ -21,7 +21,7 @@ import websockets
 from websockets.asyncio.client import ClientConnection
 
 from buddy.errors import PlatformError, SupersededError
-from buddy.platform.api import Json, PlatformClient, path_segment
+from buddy.platform.api import API_ROOT, Json, PlatformClient
 from buddy.platform.protocol.events import SUPERSEDED_CLOSE_CODE, Event
 
 __all__ = ["Backoff", "HttpPlatformClient", "PlatformClient"]
@@ -88,6 +88,7 @@ class HttpPlatformClient(PlatformClient):
         remember: int = 10_000,
     ) -> None:
         self.base_url = base_url.rstrip("/")
+        self._root = f"{self.base_url}{API_ROOT}"
         self.token = token
         self._http = http or httpx.AsyncClient(
             base_url=self.base_url,
@@ -115,7 +116,7 @@ class HttpPlatformClient(PlatformClient):
 
     # ------------------------------------------------------------ HTTP
 
-    async def _call(
+    async def request(
         self,
         method: str,
         path: str,
@@ -141,7 +142,11 @@ class HttpPlatformClient(PlatformClient):
             content = _encode(body)
         try:
             response = await self._http.request(
-                method, f"{self.base_url}{path}", headers=headers, content=content, params=params
+                method,
+                f"{self._root}/{path}" if path else self._root,
+                headers=headers,
+                content=content,
+                params=params,
             )
         except httpx.TimeoutException as exc:
             raise PlatformError(
@@ -168,98 +173,6 @@ class HttpPlatformClient(PlatformClient):
             raise PlatformError(
                 response.status_code, "the platform answered with invalid JSON"
             ) from exc
-
-    async def upload_declaration(self, requirements: Sequence[Mapping[str, Any]]) -> Json:
-        return await self._call(
-            "PUT", "/internal/v1/data-access/declaration", body={"requirements": list(requirements)}
-        )
-
-    async def upload_widget_types(self, types: Sequence[Mapping[str, Any]]) -> Json:
-        return await self._call("PUT", "/internal/v1/widget-types", body={"types": list(types)})
-
-    async def conversation_info(self, cid: str) -> Json:
-        return await self._call("GET", "/internal/v1/conversation", cid=cid)
-
-    async def commit_turn(self, cid: str, turn: Mapping[str, Any]) -> Json:
-        return await self._call("POST", "/internal/v1/conversation/turns", cid=cid, body=turn)
-
-    async def turns(self, cid: str, after: float = 0) -> Json:
-        # The most the platform answers at once; compaction keeps a conversation's recent
-        # part (after its summary) well below it.
-        return await self._call(
-            "GET",
-            "/internal/v1/conversation/turns",
-            cid=cid,
-            params={"after": after, "limit": 1000},
-        )
-
-    async def put_summary(self, cid: str, text: str, covers_until: float) -> Json:
-        return await self._call(
-            "PUT",
-            "/internal/v1/conversation/summary",
-            cid=cid,
-            body={"text": text, "covers_until": covers_until},
-        )
-
-    async def get_summary(self, cid: str) -> Json | None:
-        return await self._call(
-            "GET", "/internal/v1/conversation/summary", cid=cid, missing_ok=True
-        )
-
-    async def memory_list(self, cid: str) -> Json:
-        return (await self._call("GET", "/internal/v1/memory", cid=cid))["entries"]
-
-    async def memory_write(self, cid: str, key: str, text: str) -> Json:
-        return await self._call(
-            "PUT", f"/internal/v1/memory/{path_segment(key)}", cid=cid, body={"text": text}
-        )
-
-    async def memory_delete(self, cid: str, key: str) -> None:
-        await self._call("DELETE", f"/internal/v1/memory/{path_segment(key)}", cid=cid)
-
-    async def data_query(self, cid: str, datasets: list[str], member_id: str | None) -> Json:
-        body: dict[str, Any] = {"datasets": datasets}
-        if member_id is not None:
-            body["member_id"] = member_id
-        return (await self._call("POST", "/internal/v1/data-access/query", cid=cid, body=body))[
-            "results"
-        ]
-
-    async def data_request(self, cid: str, request: Mapping[str, Any]) -> Json:
-        return await self._call("POST", "/internal/v1/data-access/requests", cid=cid, body=request)
-
-    async def data_read_result(self, cid: str, request_id: str) -> Json:
-        return await self._call(
-            "GET", f"/internal/v1/data-access/results/{path_segment(request_id)}", cid=cid
-        )
-
-    async def widget_call(
-        self, cid: str, method: str, path: str, body: Mapping[str, Any] | None = None
-    ) -> Json:
-        return await self._call(method, f"/internal/v1/{path}", cid=cid, body=body)
-
-    async def proactive_subscribe(self, cid: str, key: str, request: Mapping[str, Any]) -> Json:
-        return await self._call(
-            "PUT",
-            f"/internal/v1/proactive/subscriptions/{path_segment(key)}",
-            cid=cid,
-            body=request,
-        )
-
-    async def proactive_list(self, cid: str) -> Json:
-        return (await self._call("GET", "/internal/v1/proactive/subscriptions", cid=cid))[
-            "subscriptions"
-        ]
-
-    async def proactive_unsubscribe(self, cid: str, key: str) -> bool:
-        found = await self._call(
-            "DELETE", f"/internal/v1/proactive/subscriptions/{path_segment(key)}", cid=cid
-        )
-        return bool(found["found"])
-
-    async def proactive_unsubscribe_all(self, cid: str) -> int:
-        closed = await self._call("DELETE", "/internal/v1/proactive/subscriptions", cid=cid)
-        return int(closed["closed"])
 
     # ------------------------------------------------------------ gateway
 

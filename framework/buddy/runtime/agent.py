@@ -1,144 +1,107 @@
-"""Run turns of a buddy in-process, without a platform: ``Agent(blueprint).run(text)``.
+"""Run turns of a buddy in-process: ``Agent(blueprint).run(text)``.
 
-For scripts, notebooks, benchmarks and unit tests of tools. Memory lives in the process;
-the other platform capabilities (widgets, user data, proactive) need a platform and answer
-a clear ``PlatformError`` here — run the buddy with ``buddy chat`` or ``buddy run`` for them.
+For scripts, notebooks, benchmarks and unit tests of tools. Every platform capability
+works, on the dev platform run inside this process (:class:`DetachedClient`, made on the
+first platform call): memory, widgets, user data, proactive subscriptions — with the
+platform's own code, limits and refusals.
 """
 
 from __future__ import annotations
 
+import asyncio
 import itertools
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from buddy.compile.blueprint import Blueprint
 from buddy.errors import PlatformError
 from buddy.models.base import Message, Model
-from buddy.platform.api import PlatformClient
+from buddy.platform.api import Json, PlatformClient
 from buddy.platform.conversation import Resources
-from buddy.platform.limits import (
-    Refusal,
-    memory_capacity_refusal,
-    memory_key_refusal,
-    memory_text_refusal,
-)
 from buddy.runtime.hooks import HookRunner
 from buddy.runtime.loop import AgentEvent, AgentLoop, TurnOutcome
 from buddy.runtime.state import RuntimeConversation, TurnState
 from buddy.runtime.tools import build_tools
 
 if TYPE_CHECKING:
+    from buddy.platform.dev.inprocess import InProcessPlatform
     from buddy.platform.protocol.events import Event
 
 __all__ = ["Agent", "DetachedClient"]
 
-_NEEDS_PLATFORM = "needs a platform: run the buddy with `buddy chat` or `buddy run`"
-
-
-def _refuse(refusal: Refusal | None) -> None:
-    if refusal is not None:
-        raise PlatformError(refusal.status, refusal.reason)
-
-
-def _bytes(text: str) -> int:
-    return len(text.encode("utf-8"))
-
 
 class DetachedClient(PlatformClient):
-    """A platform stand-in for running without one: memory in the process, nothing else.
+    """The platform of :class:`Agent`: the dev platform, inside this process.
 
-    Memory keeps the platform's rules (:mod:`buddy.platform.limits`, the same functions
-    the dev platform enforces): a write or delete the platform would refuse raises the
-    ``PlatformError`` :class:`~buddy.platform.client.HttpPlatformClient` raises for the
-    platform's answer — same status, same reason — so a test written with ``Agent``
-    fails where production would.
+    The platform (:class:`~buddy.platform.dev.inprocess.InProcessPlatform`, an in-memory
+    database) is made on the first call, with ``blueprint``'s buddy registered and started
+    on it, so a run that never calls the platform costs nothing for it. A conversation id
+    the caller makes up (``local-1``) becomes a private conversation there on its first
+    call. Every call runs the dev platform's code: a request the platform would refuse
+    raises the ``PlatformError`` — same status, same reason — a served buddy gets, so a
+    test written with ``Agent`` fails where production would.
+
+    Args:
+        blueprint: The buddy whose start-up (data declaration, widget types) the platform
+            runs; ``None`` for none.
     """
 
-    def __init__(self) -> None:
-        self.memory: dict[str, dict[str, dict[str, Any]]] = {}
+    def __init__(self, blueprint: Blueprint | None = None) -> None:
+        self.blueprint = blueprint
+        self._platform: InProcessPlatform | None = None
+        self._opening = asyncio.Lock()
+        self._conversations: dict[str, str] = {}
 
-    def _missing(self, what: str) -> PlatformError:
-        return PlatformError(501, f"{what} {_NEEDS_PLATFORM}")
+    async def platform(self) -> InProcessPlatform:
+        """The in-process platform (made now if it was not): its ``dev()`` acts as users
+        and the world — grant data, answer consent cards, advance the clock."""
+        async with self._opening:
+            if self._platform is None:
+                from buddy.platform.dev.inprocess import InProcessPlatform
 
-    async def upload_declaration(self, requirements: Sequence[Mapping[str, Any]]) -> Any:
-        return {"requirements": list(requirements)}
+                self._platform = await InProcessPlatform.open(self.blueprint)
+            return self._platform
 
-    async def upload_widget_types(self, types: Sequence[Mapping[str, Any]]) -> Any:
-        return {"types": [t["type"] for t in types]}
+    async def platform_id(self, cid: str) -> str:
+        """The platform's id of the conversation the caller calls ``cid`` (made now if new)."""
+        platform = await self.platform()
+        async with self._opening:  # calls made in parallel share the first one's
+            if cid not in self._conversations:
+                self._conversations[cid] = await platform.conversation()
+            return self._conversations[cid]
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        cid: str | None = None,
+        body: Mapping[str, Any] | None = None,
+        params: Mapping[str, Any] | None = None,
+        missing_ok: bool = False,
+    ) -> Json:
+        platform = await self.platform()
+        on = await self.platform_id(cid) if cid is not None else None
+        assert platform.client is not None
+        return await platform.client.request(
+            method, path, cid=on, body=body, params=params, missing_ok=missing_ok
+        )
 
     async def events(self) -> AsyncIterator[Event]:  # pragma: no cover - nothing to receive
-        raise self._missing("receiving events")
+        raise PlatformError(
+            501, "receiving events needs a served platform: `buddy chat` or `buddy run`"
+        )
         yield
 
     async def ack(self, event_id: str) -> None:
         return None
 
     async def close(self) -> None:
-        return None
-
-    async def conversation_info(self, cid: str) -> Any:
-        return {"id": cid, "kind": "private", "members": []}
-
-    async def commit_turn(self, cid: str, turn: Mapping[str, Any]) -> Any:
-        return {"status": "committed", "reason": "", "message_ids": []}
-
-    async def turns(self, cid: str, after: float = 0) -> Any:
-        return []
-
-    async def put_summary(self, cid: str, text: str, covers_until: float) -> Any:
-        return {"text": text, "covers_until": covers_until}
-
-    async def get_summary(self, cid: str) -> Any:
-        return None
-
-    async def memory_list(self, cid: str) -> Any:
-        return [dict(v) for _, v in sorted(self.memory.get(cid, {}).items())]
-
-    async def memory_write(self, cid: str, key: str, text: str) -> Any:
-        entries = self.memory.setdefault(cid, {})
-        _refuse(memory_key_refusal(key) or memory_text_refusal(text))
-        old = entries.get(key)
-        _refuse(
-            memory_capacity_refusal(
-                len(entries),
-                sum(_bytes(e["text"]) for e in entries.values()),
-                _bytes(old["text"]) if old is not None else None,
-                _bytes(text),
-            )
-        )
-        entry = {"key": key, "text": text, "updated_at": 0.0}
-        entries[key] = entry
-        return dict(entry)
-
-    async def memory_delete(self, cid: str, key: str) -> None:
-        _refuse(memory_key_refusal(key))
-        self.memory.get(cid, {}).pop(key, None)
-
-    async def data_query(self, cid: str, datasets: list[str], member_id: str | None) -> Any:
-        raise self._missing("user data")
-
-    async def data_request(self, cid: str, request: Mapping[str, Any]) -> Any:
-        raise self._missing("user data")
-
-    async def data_read_result(self, cid: str, request_id: str) -> Any:
-        raise self._missing("user data")
-
-    async def widget_call(
-        self, cid: str, method: str, path: str, body: Mapping[str, Any] | None = None
-    ) -> Any:
-        raise self._missing("widgets")
-
-    async def proactive_subscribe(self, cid: str, key: str, request: Mapping[str, Any]) -> Any:
-        raise self._missing("proactive subscriptions")
-
-    async def proactive_list(self, cid: str) -> Any:
-        return []
-
-    async def proactive_unsubscribe(self, cid: str, key: str) -> bool:
-        return False
-
-    async def proactive_unsubscribe_all(self, cid: str) -> int:
-        return 0
+        """Close the in-process platform, if one was made."""
+        if self._platform is not None:
+            await self._platform.close()
+            self._platform = None
+            self._conversations.clear()
 
 
 class Agent:
@@ -161,7 +124,7 @@ class Agent:
 
             model = resolve(blueprint.model)
         self.blueprint = blueprint
-        self.client = DetachedClient()
+        self.client = DetachedClient(blueprint)
         self.loop = AgentLoop(model, build_tools(blueprint), HookRunner(blueprint))
         self.resources = Resources.load(blueprint.resources)
         self._declared = {s.key: s for s in blueprint.proactive.subscriptions}
@@ -195,3 +158,13 @@ class Agent:
         if self.keep_history:
             self.history.extend(outcome.messages)
         return outcome
+
+    async def close(self) -> None:
+        """Close the in-process platform (its database is gone)."""
+        await self.client.close()
+
+    async def __aenter__(self) -> Agent:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()

@@ -1,7 +1,8 @@
 """The buddy server: one process per buddy identity, running every conversation.
 
-At start it uploads the data declaration (even when empty; a failed upload fails the
-start) and the widget types, then takes events from the gateway. Each conversation is
+At start each capability uploads what the platform must know of the buddy (the data
+declaration, even when empty, and the widget types; a failed upload fails the start),
+then it takes events from the gateway. Each conversation is
 built on its first event — persona rendered for it, history rebuilt from the platform's
 summary and recent turns — handles its events one at a time (a message arriving
 mid-turn waits its turn), and is recycled after 30 idle minutes, writing a compaction
@@ -28,6 +29,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from buddy.capabilities import start
 from buddy.compile.blueprint import Blueprint
 from buddy.errors import PlatformError, SupersededError
 from buddy.models.base import Message, Model, ToolCall
@@ -145,34 +147,13 @@ class Buddy:
         self.loop = AgentLoop(model, build_tools(blueprint), HookRunner(blueprint))
 
     async def start(self) -> None:
-        """Upload the data declaration (even empty) and the widget types.
+        """Tell the platform what it must know of the buddy: every capability's start-up
+        part, in registry order (the data declaration, even empty; the widget types).
 
         Raises:
-            PlatformError: The upload failed; the buddy must not start.
+            PlatformError: An upload failed; the buddy must not start.
         """
-        requirements = [
-            {
-                "id": r.id,
-                "purpose": r.purpose,
-                "title": r.title,
-                "source": r.source,
-                "schema_version": r.schema_version,
-            }
-            for r in self.blueprint.data.requirements
-        ]
-        await self.client.upload_declaration(requirements)
-        types = [
-            {
-                "type": w.type,
-                "title": w.title,
-                "description": w.description or None,
-                "modules": {
-                    m.name: {"title": m.title, "record": dict(m.record)} for m in w.modules
-                },
-            }
-            for w in self.blueprint.widgets
-        ]
-        await self.client.upload_widget_types(types)
+        await start(self.client, self.blueprint)
 
 
 @dataclass

@@ -9,7 +9,6 @@ turn never crashes on a tool.
 from __future__ import annotations
 
 import asyncio
-import importlib
 import inspect
 import json
 from collections.abc import Awaitable, Callable, Mapping
@@ -115,8 +114,9 @@ def _platform(reference: str) -> Execute:
     async def execute(call_id: str, p: dict[str, Any], c: RuntimeConversation) -> ToolResult:
         nonlocal function
         if function is None:
-            module, _, attribute = reference.partition(":")
-            function = getattr(importlib.import_module(module), attribute)
+            from buddy.capabilities import resolve
+
+            function = resolve(reference)
         return await function(call_id, p, c)
 
     return execute

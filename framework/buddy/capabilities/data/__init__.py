@@ -7,4 +7,9 @@ from __future__ import annotations
 from buddy.capabilities import Capability
 from buddy.capabilities.data.tools import TOOLS
 
-CAPABILITY = Capability("data", "用户授权数据（data_access）", TOOLS)
+CAPABILITY = Capability(
+    "data",
+    "用户授权数据（data_access）",
+    TOOLS,
+    startup="buddy.capabilities.data.startup:upload_declaration",
+)

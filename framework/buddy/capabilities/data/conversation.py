@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from buddy.capabilities.turn import Bound
+from buddy.platform.api import path_segment
 
 __all__ = ["DataAccess"]
 
@@ -31,7 +32,12 @@ class DataAccess(Bound):
             datasets: 1–8 dataset ids from the catalogue.
             member_id: In groups, the member whose data to read (required there).
         """
-        results: list[dict[str, Any]] = await self.client.data_query(self.cid, datasets, member_id)
+        body: dict[str, Any] = {"datasets": datasets}
+        if member_id is not None:
+            body["member_id"] = member_id
+        results: list[dict[str, Any]] = (await self._call("POST", "data-access/query", body))[
+            "results"
+        ]
         if _available(results):
             self.turn.data_read = True
         return results
@@ -52,13 +58,15 @@ class DataAccess(Bound):
             body["datasets"] = datasets
         if calendar_days is not None:
             body["calendar_days"] = calendar_days
-        result: dict[str, Any] = await self.client.data_request(self.cid, body)
+        result: dict[str, Any] = await self._call("POST", "data-access/requests", body)
         self.turn.ended = True
         return result
 
     async def read_result(self, request_id: str) -> dict[str, Any]:
         """A location/calendar card's one-time result: ``available`` + data, or ``unavailable``."""
-        result: dict[str, Any] = await self.client.data_read_result(self.cid, request_id)
+        result: dict[str, Any] = await self._call(
+            "GET", f"data-access/results/{path_segment(request_id)}"
+        )
         if _available(result):
             self.turn.data_read = True
         return result

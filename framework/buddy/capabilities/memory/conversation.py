@@ -6,6 +6,7 @@ from typing import Any
 
 from buddy.capabilities.turn import DATA_READ_REFUSAL, Bound
 from buddy.errors import ToolError
+from buddy.platform.api import path_segment
 
 __all__ = ["Memory"]
 
@@ -19,7 +20,7 @@ class Memory(Bound):
 
     async def list(self) -> list[dict[str, Any]]:
         """All entries (``key``, ``text``, ``updated_at``), sorted by key."""
-        entries: list[dict[str, Any]] = await self.client.memory_list(self.cid)
+        entries: list[dict[str, Any]] = (await self._call("GET", "memory"))["entries"]
         return entries
 
     async def write(self, key: str, text: str) -> None:
@@ -30,8 +31,8 @@ class Memory(Bound):
         """
         if self.turn.data_read:
             raise ToolError(DATA_READ_REFUSAL.format(what="写记忆"))
-        await self.client.memory_write(self.cid, key, text)
+        await self._call("PUT", f"memory/{path_segment(key)}", {"text": text})
 
     async def delete(self, key: str) -> None:
         """Delete the entry ``key``; deleting an absent key succeeds."""
-        await self.client.memory_delete(self.cid, key)
+        await self._call("DELETE", f"memory/{path_segment(key)}")

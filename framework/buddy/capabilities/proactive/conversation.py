@@ -8,11 +8,18 @@ from typing import TYPE_CHECKING, Any
 
 from buddy.capabilities.turn import DATA_READ_REFUSAL, Bound
 from buddy.errors import ToolError
+from buddy.platform.api import path_segment
 
 if TYPE_CHECKING:
     from buddy.compile.blueprint import SubscriptionSpec
 
 __all__ = ["ProactiveService", "subscription_request"]
+
+_ALL = "proactive/subscriptions"
+
+
+def _one(key: str) -> str:
+    return f"{_ALL}/{path_segment(key)}"
 
 
 def subscription_request(spec: SubscriptionSpec) -> dict[str, Any]:
@@ -66,21 +73,21 @@ class ProactiveService(Bound):
             raise ToolError(DATA_READ_REFUSAL.format(what="订阅主动服务"))
         spec = self.declared.get(key)
         merged = {**(subscription_request(spec) if spec else {}), **(request or {})}
-        subscription: dict[str, Any] = await self.client.proactive_subscribe(self.cid, key, merged)
+        subscription: dict[str, Any] = await self._call("PUT", _one(key), merged)
         return subscription
 
     async def list(self) -> list[dict[str, Any]]:
         """Every subscription, closed ones included."""
-        subscriptions: list[dict[str, Any]] = await self.client.proactive_list(self.cid)
+        subscriptions: list[dict[str, Any]] = (await self._call("GET", _ALL))["subscriptions"]
         return subscriptions
 
     async def unsubscribe(self, key: str) -> bool:
         """Close ``key`` (pending runs are cancelled); whether it was found."""
-        return await self.client.proactive_unsubscribe(self.cid, key)
+        return bool((await self._call("DELETE", _one(key)))["found"])
 
     async def unsubscribe_all(self) -> int:
         """Close every active subscription; how many were closed."""
-        return await self.client.proactive_unsubscribe_all(self.cid)
+        return int((await self._call("DELETE", _ALL))["closed"])
 
     def is_running(self) -> bool:
         """Whether the current turn is a proactive turn."""

@@ -6,4 +6,9 @@ from __future__ import annotations
 from buddy.capabilities import Capability
 from buddy.capabilities.widgets.tools import TOOLS
 
-CAPABILITY = Capability("widgets", "小挂件（widgets/<type>/schema.json）", TOOLS)
+CAPABILITY = Capability(
+    "widgets",
+    "小挂件（widgets/<type>/schema.json）",
+    TOOLS,
+    startup="buddy.capabilities.widgets.startup:upload_widget_types",
+)

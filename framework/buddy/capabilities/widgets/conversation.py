@@ -23,9 +23,6 @@ class Widgets(Bound):
         if self.strict and self.turn.data_read:
             raise ToolError(DATA_READ_REFUSAL.format(what="建或改小挂件"))
 
-    async def _call(self, method: str, path: str, body: Mapping[str, Any] | None = None) -> Any:
-        return await self.client.widget_call(self.cid, method, path, body)
-
     async def list(self) -> list[dict[str, Any]]:
         """The conversation's widgets, without records."""
         listed: list[dict[str, Any]] = (await self._call("GET", "widgets"))["widgets"]

@@ -136,6 +136,7 @@ def create_app(
     *,
     admin_token: str | None = None,
     on_ready: Callable[[Platform], None] | None = None,
+    scheduler: bool = True,
 ) -> FastAPI:
     """The dev platform app.
 
@@ -144,6 +145,8 @@ def create_app(
         admin_token: Bearer token of the ``/dev`` endpoints; when ``None`` the one stored
             in the database is used, or a new one is made and stored.
         on_ready: Called once the database is open (e.g. to print the admin token).
+        scheduler: Run the proactive scheduler in real time. Without it subscriptions
+            still run when the dev clock is advanced (``POST /dev/clock``).
     """
     store = Store(db, [CORE_TABLES, *(m.TABLES for m in _CAPABILITIES)])
     clock = Clock()
@@ -161,15 +164,16 @@ def create_app(
             await proactive.tick(platform)
 
         clock.listeners.append(tick)
-        scheduler = asyncio.create_task(_schedule(platform))
+        ticking = asyncio.create_task(_schedule(platform)) if scheduler else None
         if on_ready is not None:
             on_ready(platform)
         try:
             yield
         finally:
-            scheduler.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await scheduler
+            if ticking is not None:
+                ticking.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await ticking
             await store.close()
 
     app = FastAPI(

@@ -1,0 +1,94 @@
+"""The dev platform inside this process, with no server: what ``buddy.Agent`` runs on.
+
+The app of :func:`~buddy.platform.dev.app.create_app` over an in-memory SQLite database,
+called through httpx's ASGI transport by the same
+:class:`~buddy.platform.client.HttpPlatformClient` a served buddy uses: every capability
+runs the code and keeps the limits it keeps on the dev platform, and every refusal is the
+``PlatformError`` — status and reason — production would raise. No socket is opened and
+no scheduler runs in real time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import secrets
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import httpx
+
+from buddy.capabilities import start
+from buddy.errors import PlatformError
+from buddy.platform.api import Json
+from buddy.platform.client import HttpPlatformClient
+from buddy.platform.dev.app import create_app
+
+if TYPE_CHECKING:
+    from buddy.compile.blueprint import Blueprint
+
+__all__ = ["BUDDY_ID", "InProcessPlatform"]
+
+#: The identity the buddy has on its in-process platform.
+BUDDY_ID = "agent"
+_BASE = "http://in-process"
+
+
+class InProcessPlatform:
+    """A private dev platform for one buddy, open until :meth:`close`.
+
+    Use :meth:`open` to make one: it registers the buddy and runs every capability's
+    start-up (its data declaration and widget types are uploaded, as at a real start).
+
+    Attributes:
+        client: The buddy's client (its production token).
+        admin: A client of the ``/dev`` endpoints (the admin token), to act as users and
+            the world: grant data, answer cards, advance the clock.
+    """
+
+    def __init__(self) -> None:
+        token = f"adm_{secrets.token_urlsafe(16)}"
+        self._app = create_app(":memory:", admin_token=token, scheduler=False)
+        transport = httpx.ASGITransport(app=self._app)
+        self.admin = httpx.AsyncClient(
+            transport=transport, base_url=_BASE, headers={"Authorization": f"Bearer {token}"}
+        )
+        self._transport = transport
+        self._running = contextlib.AsyncExitStack()
+        self.client: HttpPlatformClient | None = None
+
+    @classmethod
+    async def open(cls, blueprint: Blueprint | None = None) -> InProcessPlatform:
+        """A platform with ``blueprint``'s buddy registered and started on it."""
+        platform = cls()
+        await platform._running.enter_async_context(
+            platform._app.router.lifespan_context(platform._app)
+        )
+        created = await platform.dev("POST", "/buddies", {"buddy_id": BUDDY_ID})
+        http = httpx.AsyncClient(transport=platform._transport, base_url=_BASE)
+        platform.client = HttpPlatformClient(_BASE, created["token"], http=http)
+        platform._running.push_async_callback(http.aclose)
+        if blueprint is not None:
+            await start(platform.client, blueprint)
+        return platform
+
+    async def conversation(self, kind: str = "private", members: tuple[str, ...] = ("我",)) -> str:
+        """A new conversation of the buddy; its id."""
+        body = {"identity": BUDDY_ID, "kind": kind, "members": [{"name": n} for n in members]}
+        created = await self.dev("POST", "/conversations", body)
+        return str(created["id"])
+
+    async def dev(self, method: str, path: str, body: Mapping[str, Any] | None = None) -> Json:
+        """One dev endpoint (``path`` under ``/dev``), as the admin.
+
+        Raises:
+            PlatformError: The platform refused it (its status and reason).
+        """
+        response = await self.admin.request(method, f"/dev{path}", json=body)
+        if response.status_code >= 400:
+            raise PlatformError(response.status_code, response.json().get("reason", response.text))
+        return response.json() if response.content else None
+
+    async def close(self) -> None:
+        """Close the database and the clients."""
+        await self._running.aclose()
+        await self.admin.aclose()
