@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
 import buddy
@@ -23,8 +24,11 @@ from buddy.capabilities import (
     registry,
 )
 from buddy.compile.render import view
-from buddy.errors import CapabilityError
+from buddy.errors import CapabilityError, PlatformError
 from buddy.testing import TestModel, call
+from buddy.testing.local import LocalPlatform
+from tests.capabilities.echo.conversation import Echo
+from tests.capabilities.echo.tools import ECHO_CHARS
 from tests.conftest import MINIMAL, REPO, Write
 
 pytestmark = pytest.mark.anyio
@@ -60,6 +64,15 @@ def test_every_capability_supplies_every_part() -> None:
             assert (folder / "tools.py").is_file() and (folder / "execute.py").is_file()
         facades = {"resources", "memory", "data", "widgets", "proactive"}  # conversation.*
         assert (folder / "conversation.py").is_file() == (capability.name in facades)
+        if capability.facade:
+            assert capability.facade.startswith(
+                f"buddy.capabilities.{capability.name}.conversation:"
+            )
+        if capability.platform:  # its dev-platform part, and the wire models it speaks
+            assert capability.platform == f"buddy.capabilities.{capability.name}.platform"
+            assert (folder / "platform.py").is_file() and (folder / "wire.py").is_file()
+        if capability.startup:
+            assert capability.startup.startswith(f"buddy.capabilities.{capability.name}.startup:")
         for tool in capability.tools:
             assert found.owners[tool.name] == capability.name
             module, _, function = tool.execute.partition(":")
@@ -70,16 +83,19 @@ def test_every_capability_supplies_every_part() -> None:
             assert tool.describe(context) and tool.schema(context)["type"] == "object"
 
 
-CORE = ("manifest", "compile", "runtime")
+CORE = ("manifest", "compile", "runtime", "platform", "playground", "testing", "cli", "review")
 
 
 def _core_files() -> Iterator[Path]:
     for layer in CORE:
-        yield from (FRAMEWORK / layer).rglob("*.py")
+        for path in (FRAMEWORK / layer).rglob("*"):
+            if path.suffix in (".py", ".js", ".html"):
+                yield path
 
 
 def test_the_core_names_no_capabilitys_tool() -> None:
-    # A tool name as a string literal outside capabilities/ means its logic is there too.
+    # A tool name as a string literal outside capabilities/ means its logic is there too
+    # (the playground reads which tools carry user data from the tool list it is sent).
     tools = registry().tool_names()
     names = "|".join(map(re.escape, tools))
     pattern = re.compile(rf"""["']({names})["']""")
@@ -160,6 +176,16 @@ def _tool(name: str = "x_do", **changes: object) -> PlatformTool:
             Capability("x", "x", (_tool(execute="x.do"),)),
             "tools[0] (x_do): execute 'x.do' must be 'module:function'",
         ),
+        (Capability("x", "x", startup="x.start"), "startup 'x.start' must be 'module:function'"),
+        (Capability("x", "x", platform="x:p"), "platform 'x:p' must be a dotted module name"),
+        (Capability("x", "x", attribute="x"), "attribute and facade go together"),
+        (Capability("x", "x", facade="x:X"), "attribute and facade go together"),
+        (Capability("x", "x", attribute="X", facade="x:X"), "attribute 'X' must match"),
+        (
+            Capability("x", "x", attribute="kind", facade="x:X"),
+            "attribute 'kind' is the conversation's own",
+        ),
+        (Capability("x", "x", attribute="x", facade="x.X"), "facade 'x.X' must be 'module:Class'"),
     ],
 )
 def test_registration_names_the_capability_and_the_wrong_part(
@@ -183,6 +209,15 @@ def test_a_name_or_a_tool_taken_is_refused() -> None:
         found.add(Capability("y", "y", (_tool(),)), "acme.y")
 
 
+def test_a_conversation_part_taken_is_refused() -> None:
+    found = Registry()
+    found.add(Capability("x", "x", attribute="notes", facade="x:X"), "acme.x")
+    with pytest.raises(
+        CapabilityError, match=r"conversation\.notes is registered already by capability 'x'"
+    ):
+        found.add(Capability("y", "y", attribute="notes", facade="y:Y"), "acme.y")
+
+
 def test_a_module_without_capability_or_importable_is_refused() -> None:
     with pytest.raises(CapabilityError, match="has no CAPABILITY"):
         register_module(Registry(), "tests.capabilities.echo.tools")
@@ -201,3 +236,72 @@ def test_a_broken_entry_point_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
             registry()
     finally:
         registry.cache_clear()
+
+
+# ---------------------------------------------------------------- conversation and platform parts
+
+
+async def test_the_third_party_conversation_part_runs_its_platform_part_in_process(
+    with_echo: None, write: Write
+) -> None:
+    path = write({"buddy.yaml": MINIMAL + "tools: [echo_say]\n"})
+    async with buddy.Agent(buddy.load(path), TestModel()) as agent:
+        echo = agent.conversation.parts["echo"]
+        assert isinstance(echo, Echo)
+        assert (await echo.keep("你好"))["count"] == 1
+        await echo.keep("再见")
+        assert await echo.list() == ["你好", "再见"]
+        await echo.keep("三")
+        with pytest.raises(PlatformError) as full:  # the capability's own limit, on its route
+            await echo.keep("四")
+        with pytest.raises(PlatformError) as long:  # its wire model's limit
+            await echo.keep("长" * (ECHO_CHARS + 1))
+    assert (full.value.status, long.value.status) == (409, 400)
+    assert "at most 3 echoes" in full.value.reason
+
+
+async def test_the_third_party_route_is_authenticated_like_every_other(with_echo: None) -> None:
+    async with LocalPlatform() as platform:
+        ours = await platform.register("ours")
+        theirs = await platform.register("theirs")
+        conv = (await platform.conversation("ours"))["id"]
+        body = {"text": "你好"}
+
+        async def post(token: str | None) -> httpx.Response:
+            headers = {"X-Conversation-Id": conv}
+            if token is not None:
+                headers["Authorization"] = f"Bearer {token}"
+            return await platform.http.post("/internal/v1/echo", headers=headers, json=body)
+
+        refused = [await post(None), await post("wrong"), await post(theirs["token"])]
+        assert [(r.status_code, r.json()["code"]) for r in refused] == [
+            (401, "unauthorized"),
+            (401, "unauthorized"),
+            (404, "conversation_not_found"),
+        ]
+        assert (await post(ours["token"])).json() == {"text": "你好", "count": 1}
+        schema = (await platform.http.get("/openapi.json")).json()
+        assert "/internal/v1/echo" in schema["paths"]
+
+
+def test_a_capability_whose_platform_part_is_wrong_is_named(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from buddy.platform.dev import parts
+    from buddy.platform.dev.app import create_app
+
+    broken = Registry()
+    broken.add(Capability("acme", "acme", platform="tests.capabilities.echo.tools"), "acme")
+    monkeypatch.setattr(parts, "registry", lambda: broken)
+    with pytest.raises(CapabilityError) as caught:
+        create_app(":memory:")
+    assert str(caught.value) == (
+        "capability acme (tests.capabilities.echo.tools): platform part: TABLES must be the DDL"
+        " of its tables (a str)"
+    )
+    broken = Registry()
+    broken.add(Capability("acme", "acme", platform="tests.capabilities.nowhere"), "acme")
+    with pytest.raises(
+        CapabilityError, match=r"platform part 'tests\.capabilities\.nowhere' cannot"
+    ):
+        create_app(":memory:")

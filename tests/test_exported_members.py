@@ -74,7 +74,7 @@ def test_no_two_public_classes_share_a_name() -> None:
         "buddy.capabilities.widgets.conversation",
         "buddy.capabilities.turn",
         "buddy.platform.protocol.conversation",
-        "buddy.platform.protocol.data",
+        "buddy.capabilities.data.wire",
         "buddy.testing.scenario_format",
     ]
     seen: dict[str, tuple[object, str]] = {}

@@ -9,8 +9,14 @@ from typing import Any
 
 import pytest
 
+from buddy.capabilities.data import simulate
 from buddy.capabilities.data.datasets import DATA_ACCESS_CAPABILITIES
-from buddy.platform.dev import simulate
+from buddy.capabilities.data.wire import (
+    DECLARATION_REQUIREMENTS_MAX,
+    PURPOSE_CHARS,
+    Declaration,
+    grant_version,
+)
 from buddy.platform.limits import (
     CALENDAR_DAYS_DEFAULT,
     CALENDAR_DAYS_MAX,
@@ -19,12 +25,6 @@ from buddy.platform.limits import (
     QUERY_DATASETS_MAX,
     QUERY_RESPONSE_BYTES,
     REQUEST_REASON_CHARS,
-)
-from buddy.platform.protocol.data import (
-    DECLARATION_REQUIREMENTS_MAX,
-    PURPOSE_CHARS,
-    Declaration,
-    grant_version,
 )
 from tests.platform.conftest import Dev
 

@@ -18,11 +18,11 @@ import httpx
 import pytest
 
 from buddy.capabilities.proactive.conversation import ProactiveService
+from buddy.capabilities.proactive.wire import SUBSCRIPTION_KEY_CHARS
 from buddy.errors import PlatformError
 from buddy.platform import limits
 from buddy.platform.client import Backoff, HttpPlatformClient
 from buddy.platform.protocol.events import Event
-from buddy.platform.protocol.proactive import SUBSCRIPTION_KEY_CHARS
 from tests.platform.conftest import Dev
 
 pytestmark = pytest.mark.anyio
@@ -650,7 +650,7 @@ async def test_updating_keeps_the_schedule_and_a_new_trigger_or_reenabling_resch
 
 
 async def test_overlapping_ticks_fire_a_due_run_once(dev: Dev) -> None:
-    from buddy.platform.dev import proactive
+    from buddy.capabilities.proactive import platform as proactive
 
     conv_id, _ = await private(dev)
     now = await clock(dev)

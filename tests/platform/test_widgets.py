@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 import pytest
 
-from buddy.platform.dev.widgets import ValidatorCache, validator_cache
+from buddy.capabilities.widgets.platform import ValidatorCache, validator_cache
 from buddy.platform.limits import WIDGET_SUMMARY_CHARS, WIDGET_TITLE_CHARS
 from tests.platform.conftest import Dev
 

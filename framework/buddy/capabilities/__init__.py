@@ -49,11 +49,13 @@ __all__ = [
     "AUTOLOAD_OFF",
     "BUILTINS",
     "ENTRY_POINT_GROUP",
+    "RESERVED_ATTRIBUTES",
     "Capability",
     "PlatformTool",
     "Registry",
     "ToolContext",
     "data_tools",
+    "facades",
     "obj",
     "register_module",
     "registry",
@@ -75,9 +77,12 @@ ENTRY_POINT_GROUP = "buddy.capabilities"
 #: Set (to anything) to skip the entry points: only the built-ins (tests, reproducible runs).
 AUTOLOAD_OFF = "BUDDY_DISABLE_CAPABILITY_AUTOLOAD"
 
+#: What ``conversation`` has of its own, whatever its capabilities.
+RESERVED_ATTRIBUTES = frozenset({"id", "kind", "client", "resource", "members", "turn", "parts"})
 _NAME = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
 _TOOL = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 _EXECUTE = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
+_MODULE = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,12 +149,23 @@ class Capability:
             its first event: ``async (client, blueprint) -> None`` (uploads what the
             platform must know of the buddy); ``""`` for nothing. A failure stops the
             start.
+        attribute: The name of its part of the ``conversation`` object
+            (``conversation.memory``); ``""`` for none.
+        facade: ``module:Class`` of that part: a :class:`~buddy.capabilities.turn.Bound`
+            made with ``(client, conversation_id)`` and, in the runtime, configured
+            with the buddy's blueprint (``Bound.configure``).
+        platform: The module of its dev-platform part (tables, routes, scheduler work;
+            :mod:`buddy.platform.dev.parts` says what it holds), imported only by the dev
+            platform; ``""`` for none.
     """
 
     name: str
     title: str
     tools: tuple[PlatformTool, ...] = ()
     startup: str = ""
+    platform: str = ""
+    attribute: str = ""
+    facade: str = ""
 
 
 @dataclass
@@ -170,6 +186,16 @@ class Registry:
             raise CapabilityError(where, problem)
         if capability.name in self.capabilities:
             raise CapabilityError(where, f"the name {capability.name!r} is registered already")
+        if capability.attribute:
+            taken = next(
+                (c.name for c in self.capabilities.values() if c.attribute == capability.attribute),
+                None,
+            )
+            if taken is not None:
+                raise CapabilityError(
+                    where,
+                    f"conversation.{capability.attribute} is registered already by capability {taken!r}",
+                )
         for tool in capability.tools:
             owner = self.owners.get(tool.name)
             if owner is not None:
@@ -221,6 +247,16 @@ def _problems(capability: Any, where: str) -> Iterator[str]:
             yield f"{part} ({tool.name}): execute {tool.execute!r} must be 'module:function'"
     if capability.startup and not _EXECUTE.match(capability.startup):
         yield f"startup {capability.startup!r} must be 'module:function'"
+    if capability.platform and not _MODULE.match(capability.platform):
+        yield f"platform {capability.platform!r} must be a dotted module name"
+    if bool(capability.attribute) != bool(capability.facade):
+        yield "attribute and facade go together: name both or neither"
+    elif capability.attribute and not _NAME.match(capability.attribute):
+        yield f"attribute {capability.attribute!r} must match {_NAME.pattern}"
+    elif capability.attribute in RESERVED_ATTRIBUTES:
+        yield f"attribute {capability.attribute!r} is the conversation's own"
+    if capability.facade and not _EXECUTE.match(capability.facade):
+        yield f"facade {capability.facade!r} must be 'module:Class'"
 
 
 def register_module(target: Registry, module: ModuleType | str) -> Capability:
@@ -289,6 +325,12 @@ async def start(client: PlatformClient, blueprint: Blueprint) -> None:
     for capability in registry():
         if capability.startup:
             await resolve(capability.startup)(client, blueprint)
+
+
+def facades() -> tuple[tuple[str, str], ...]:
+    """``(attribute, module:Class)`` of every registered ``conversation`` part, in order
+    (compiled into each blueprint, so a runtime started from the cache needs no registry)."""
+    return tuple((c.attribute, c.facade) for c in registry() if c.attribute)
 
 
 def data_tools() -> frozenset[str]:

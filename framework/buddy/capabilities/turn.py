@@ -10,9 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from buddy.platform.api import PlatformClient
+
+if TYPE_CHECKING:
+    from buddy.compile.blueprint import Blueprint
 
 __all__ = ["DATA_READ_REFUSAL", "Bound", "TurnState"]
 
@@ -56,6 +59,18 @@ class Bound:
     cid: str
     turn: TurnState = field(default_factory=TurnState)
     strict: bool = False
+
+    def configure(self, blueprint: Blueprint) -> None:
+        """Take what the buddy's manifest says about this capability (the runtime calls
+        it once per conversation); by default nothing."""
+
+    async def opened(self, kind: str) -> None:
+        """The runtime built the conversation (on its first event since the buddy
+        started, with its ``kind``); by default nothing.
+
+        Raises:
+            PlatformError: A call failed; the conversation is built again on its next event.
+        """
 
     async def _call(self, method: str, path: str, body: Mapping[str, Any] | None = None) -> Any:
         """One protocol call for this conversation (``path`` under ``/internal/v1``)."""

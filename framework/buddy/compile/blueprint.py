@@ -246,6 +246,8 @@ class Blueprint:
         widgets: Widget types, sorted by type id.
         files: Every file the compiled buddy depends on (manifests, templates, traits,
             plugins, widget schemas, resources) — for reload and for review.
+        facades: ``(attribute, module:Class)`` of each capability's part of the
+            ``conversation`` object, from the registry at compile time.
     """
 
     name: str
@@ -263,6 +265,7 @@ class Blueprint:
     resources: tuple[Resource, ...]
     widgets: tuple[WidgetType, ...]
     files: tuple[Path, ...]
+    facades: tuple[tuple[str, str], ...] = ()
 
     @property
     def directory(self) -> Path:

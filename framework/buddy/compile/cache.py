@@ -37,7 +37,7 @@ __all__ = ["MAX_FILES", "cache_file", "fingerprint", "load"]
 
 log = logging.getLogger("buddy.compile.cache")
 
-FORMAT = b"buddy-blueprint-cache 1"
+FORMAT = b"buddy-blueprint-cache 2"
 # A project tree larger than this is not fingerprinted: walking it could cost more than
 # compiling, so such projects always compile.
 MAX_FILES = 20_000

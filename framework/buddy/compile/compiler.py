@@ -20,6 +20,7 @@ import jinja2
 from jinja2 import meta
 from pydantic import TypeAdapter, ValidationError
 
+from buddy.capabilities import facades
 from buddy.capabilities.data.datasets import DATA_ACCESS_CAPABILITIES
 from buddy.compile.blueprint import (
     Blueprint,
@@ -259,6 +260,7 @@ class _Compiler:
             resources=resources,
             widgets=widgets,
             files=tuple(sorted(self.files)),
+            facades=facades(),
         )
 
     # ------------------------------------------------------------ model

@@ -386,6 +386,7 @@ class DevSession:
                     "label": t.label,
                     "kind": str(t.kind),
                     "parameters": dict(t.parameters),
+                    "reads_data": t.reads_data,
                 }
                 for t in bp.tools
             ],

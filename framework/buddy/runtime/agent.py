@@ -127,8 +127,6 @@ class Agent:
         self.client = DetachedClient(blueprint)
         self.loop = AgentLoop(model, build_tools(blueprint), HookRunner(blueprint))
         self.resources = Resources.load(blueprint.resources)
-        self._declared = {s.key: s for s in blueprint.proactive.subscriptions}
-        self._strict = blueprint.data.after_read == "strict"
         self.keep_history = keep_history
         self.history: list[Message] = []
         self.conversation = self._conversation()
@@ -140,8 +138,7 @@ class Agent:
             cid,
             "private",
             self.resources,
-            declared=self._declared,
-            strict_after_read=self._strict,
+            blueprint=self.blueprint,
         )
 
     async def run(

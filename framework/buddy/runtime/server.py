@@ -38,7 +38,7 @@ from buddy.platform.conversation import Resources
 from buddy.platform.protocol.events import Event
 from buddy.runtime.hooks import HookRunner
 from buddy.runtime.loop import REDACTED, STEP_LIMIT, AgentEvent, AgentLoop
-from buddy.runtime.state import RuntimeConversation, TurnState, subscription_request
+from buddy.runtime.state import RuntimeConversation, TurnState
 from buddy.runtime.tools import build_tools
 
 __all__ = ["SKIP_MARKER", "Buddy", "BuddyServer", "records_to_messages"]
@@ -143,7 +143,6 @@ class Buddy:
         self.client = client
         self.model = model
         self.resources = Resources.load(blueprint.resources)
-        self.declared = {s.key: s for s in blueprint.proactive.subscriptions}
         self.loop = AgentLoop(model, build_tools(blueprint), HookRunner(blueprint))
 
     async def start(self) -> None:
@@ -417,9 +416,8 @@ class BuddyServer:
             cid,
             kind,
             self.buddy.resources,
-            declared=self.buddy.declared,
+            blueprint=self.buddy.blueprint,
             members=members,
-            strict_after_read=self.buddy.blueprint.data.after_read == "strict",
         )
         session = _Session(conversation, group=kind == "group")
         summary = await self.client.get_summary(cid)
@@ -427,8 +425,8 @@ class BuddyServer:
             session.summary = str(summary["text"])
             session.covers_until = float(summary["covers_until"])
         await self._load_history(session)
-        if kind == "private":
-            await self._activate_subscriptions(conversation)
+        for part in conversation.parts.values():
+            await part.opened(kind)
         return session
 
     async def _load_history(self, session: _Session) -> None:
@@ -436,18 +434,6 @@ class BuddyServer:
         records = await self.client.turns(session.conversation.id, session.covers_until)
         recent = list(records)[-KEEP_RECENT_TURNS * 3 :]
         session.history = records_to_messages(recent, group=session.group)
-
-    async def _activate_subscriptions(self, conversation: RuntimeConversation) -> None:
-        declared = [s for s in self.buddy.declared.values() if s.activate == "on_first_message"]
-        if not declared:
-            return
-        existing = {s["key"]: s for s in await conversation.proactive.list()}
-        for spec in declared:
-            current = existing.get(spec.key)
-            wanted = subscription_request(spec)
-            if current is None or (current.get("status") == "active" and _changed(current, wanted)):
-                await conversation.proactive.subscribe(spec.key, wanted)
-            # A subscription the user or the model closed is never re-enabled by a rebuild.
 
     def _system(self, session: _Session, proactive: bool) -> str:
         conversation = session.conversation
@@ -578,22 +564,6 @@ class BuddyServer:
         recent = [r for r in records if float(r["created_at"]) > covers_until]
         session.history = records_to_messages(recent, group=session.group)
         session.turns = 0
-
-
-def _changed(current: Mapping[str, Any], wanted: Mapping[str, Any]) -> bool:
-    for key, value in wanted.items():
-        have = current.get(key)
-        if key == "trigger" and isinstance(value, dict) and isinstance(have, dict):
-            if any(have.get(k) != v for k, v in value.items() if k != "at"):
-                return True
-            continue
-        if key == "trigger" and isinstance(have, dict):
-            if have.get("type") != value:
-                return True
-            continue
-        if have != value:
-            return True
-    return False
 
 
 _STOP: Any = object()

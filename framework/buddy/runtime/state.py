@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 from buddy.capabilities.proactive.conversation import subscription_request
 from buddy.capabilities.turn import DATA_READ_REFUSAL, TurnState
-from buddy.compile.blueprint import SubscriptionSpec
+from buddy.compile.blueprint import Blueprint
 from buddy.platform.api import PlatformClient
 from buddy.platform.conversation import Conversation, Kind, Resources
 
@@ -86,8 +86,10 @@ class RuntimeConversation(Conversation):
     """The ``conversation`` tool bodies and hooks receive, with the turn's guards.
 
     Args:
-        strict_after_read: Refuse widget writes and proactive subscriptions after a data
-            read too (the manifest's ``data: {after_read: strict}``).
+        blueprint: The buddy: its compiled parts (``blueprint.facades``), each configured
+            with what the manifest says of its capability (``after_read: strict``, the
+            declared subscriptions). Without one, every registered part, unconfigured.
+        members: Member id → name (groups).
 
     Attributes:
         turn: The current turn's state (replaced at the start of every turn).
@@ -101,16 +103,16 @@ class RuntimeConversation(Conversation):
         kind: Kind,
         resources: Resources,
         *,
-        declared: Mapping[str, SubscriptionSpec] | None = None,
+        blueprint: Blueprint | None = None,
         members: Mapping[str, str] | None = None,
-        strict_after_read: bool = False,
     ) -> None:
-        super().__init__(client, conversation_id, kind, resources)
+        facades = blueprint.facades if blueprint is not None else None
+        super().__init__(client, conversation_id, kind, resources, facades=facades)
         self.members: dict[str, str] = dict(members or {})
-        self.widget.strict = strict_after_read
-        self.proactive.strict = strict_after_read
-        self.proactive.declared = dict(declared or {})
-        self._bound = (self.memory, self.data_access, self.widget, self.proactive)
+        self._bound = tuple(self.parts.values())
+        if blueprint is not None:
+            for part in self._bound:
+                part.configure(blueprint)
         self.turn = TurnState()
 
     @property

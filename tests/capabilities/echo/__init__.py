@@ -1,4 +1,5 @@
-"""A test capability, registered as a third party's would be: it offers one model tool.
+"""A test capability, registered as a third party's would be: one model tool, a part of
+the ``conversation`` object, and a dev-platform part (a table and authenticated routes).
 
 It is not shipped; tests/test_capabilities.py registers it through the entry-point path
 of the registry."""
@@ -8,4 +9,11 @@ from __future__ import annotations
 from buddy.capabilities import Capability
 from tests.capabilities.echo.tools import TOOLS
 
-CAPABILITY = Capability("echo", "回声（测试用）", TOOLS)
+CAPABILITY = Capability(
+    "echo",
+    "回声（测试用）",
+    TOOLS,
+    platform="tests.capabilities.echo.platform",
+    attribute="echo",
+    facade="tests.capabilities.echo.conversation:Echo",
+)

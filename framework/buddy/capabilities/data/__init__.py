@@ -12,4 +12,7 @@ CAPABILITY = Capability(
     "用户授权数据（data_access）",
     TOOLS,
     startup="buddy.capabilities.data.startup:upload_declaration",
+    platform="buddy.capabilities.data.platform",
+    attribute="data_access",
+    facade="buddy.capabilities.data.conversation:DataAccess",
 )

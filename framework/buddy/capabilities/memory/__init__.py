@@ -6,4 +6,10 @@ from __future__ import annotations
 
 from buddy.capabilities import Capability
 
-CAPABILITY = Capability("memory", "记忆（conversation.memory 与 uses: memory.*）")
+CAPABILITY = Capability(
+    "memory",
+    "记忆（conversation.memory 与 uses: memory.*）",
+    platform="buddy.capabilities.memory.platform",
+    attribute="memory",
+    facade="buddy.capabilities.memory.conversation:Memory",
+)

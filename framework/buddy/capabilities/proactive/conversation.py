@@ -11,7 +11,7 @@ from buddy.errors import ToolError
 from buddy.platform.api import path_segment
 
 if TYPE_CHECKING:
-    from buddy.compile.blueprint import SubscriptionSpec
+    from buddy.compile.blueprint import Blueprint, SubscriptionSpec
 
 __all__ = ["ProactiveService", "subscription_request"]
 
@@ -57,6 +57,10 @@ class ProactiveService(Bound):
     running: bool = False
     declared: Mapping[str, SubscriptionSpec] = field(default_factory=dict)
 
+    def configure(self, blueprint: Blueprint) -> None:
+        self.strict = blueprint.data.after_read == "strict"
+        self.declared = {s.key: s for s in blueprint.proactive.subscriptions}
+
     async def subscribe(self, key: str, request: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """Create, or update and re-enable, the subscription ``key``.
 
@@ -89,6 +93,36 @@ class ProactiveService(Bound):
         """Close every active subscription; how many were closed."""
         return int((await self._call("DELETE", _ALL))["closed"])
 
+    async def opened(self, kind: str) -> None:
+        """Subscribe the declared subscriptions that start on the first message (private
+        chats), and bring an active one up to date with the manifest. A subscription the
+        user or the model closed is never re-enabled by a rebuild."""
+        starting = [s for s in self.declared.values() if s.activate == "on_first_message"]
+        if kind != "private" or not starting:
+            return
+        existing = {s["key"]: s for s in await self.list()}
+        for spec in starting:
+            current = existing.get(spec.key)
+            wanted = subscription_request(spec)
+            if current is None or (current.get("status") == "active" and _changed(current, wanted)):
+                await self.subscribe(spec.key, wanted)
+
     def is_running(self) -> bool:
         """Whether the current turn is a proactive turn."""
         return self.running or self.turn.proactive
+
+
+def _changed(current: Mapping[str, Any], wanted: Mapping[str, Any]) -> bool:
+    for key, value in wanted.items():
+        have = current.get(key)
+        if key == "trigger" and isinstance(value, dict) and isinstance(have, dict):
+            if any(have.get(k) != v for k, v in value.items() if k != "at"):
+                return True
+            continue
+        if key == "trigger" and isinstance(have, dict):
+            if have.get("type") != value:
+                return True
+            continue
+        if have != value:
+            return True
+    return False

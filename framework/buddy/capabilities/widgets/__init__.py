@@ -11,4 +11,7 @@ CAPABILITY = Capability(
     "小挂件（widgets/<type>/schema.json）",
     TOOLS,
     startup="buddy.capabilities.widgets.startup:upload_widget_types",
+    platform="buddy.capabilities.widgets.platform",
+    attribute="widget",
+    facade="buddy.capabilities.widgets.conversation:Widgets",
 )

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from buddy.capabilities.turn import DATA_READ_REFUSAL, Bound
 from buddy.errors import ToolError
 from buddy.platform.api import path_segment
+
+if TYPE_CHECKING:
+    from buddy.compile.blueprint import Blueprint
 
 __all__ = ["Widgets"]
 
@@ -18,6 +21,9 @@ class Widgets(Bound):
     Widget writes carry content: after a data read they could store its values, so a
     strict manifest (:attr:`strict`) refuses them for the rest of the turn.
     """
+
+    def configure(self, blueprint: Blueprint) -> None:
+        self.strict = blueprint.data.after_read == "strict"
 
     def _check(self) -> None:
         if self.strict and self.turn.data_read:

@@ -1,8 +1,8 @@
 """The dev platform: a FastAPI app over SQLite that implements docs/protocol.md.
 
-``create_app`` assembles it: the core tables and every capability module's tables and
-router, the websocket gateway, the dev endpoints (admin token) and the proactive
-scheduler. ``buddy platform`` serves it with uvicorn.
+``create_app`` assembles it from its parts (:mod:`buddy.platform.dev.parts`: the core
+conversation part and every registered capability's ``platform`` module — tables,
+routers, scheduler work, commit gates), the websocket gateway and the scheduler. ``buddy platform`` serves it with uvicorn.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import contextlib
 import logging
 import secrets
 import sqlite3
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 from urllib.parse import unquote_to_bytes
 
@@ -25,15 +25,15 @@ from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from buddy.errors import Reject
-from buddy.platform.dev import conversations, data, gateway, memory, proactive, widgets
+from buddy.platform.dev import gateway
 from buddy.platform.dev.core import CORE_TABLES, Clock, Platform
+from buddy.platform.dev.parts import PlatformPart, parts
 from buddy.platform.dev.store import Store
 
 __all__ = ["REQUEST_BODY_BYTES", "SCHEDULER_PERIOD", "create_app"]
 
 log = logging.getLogger("buddy.platform")
 SCHEDULER_PERIOD = 1.0  # seconds between scheduler ticks in real time
-_CAPABILITIES = (conversations, memory, widgets, data, proactive)
 # No request of the protocol comes near this; a body over it is refused before it is read
 # into memory (and so before the token is checked).
 REQUEST_BODY_BYTES = 8 * 1024 * 1024
@@ -42,14 +42,6 @@ _TOO_LARGE = f"the request body is over the {REQUEST_BODY_BYTES} bytes a request
 
 def _error(status: int, code: str, reason: str) -> JSONResponse:
     return JSONResponse({"status": status, "code": code, "reason": reason}, status_code=status)
-
-
-# The code a path that is not UTF-8 answers, by the prefix of the segment it is in: the code
-# of the limit on that segment, so a client handles it as the key it is. Else `path_invalid`.
-_PATH_CODES = {
-    "/internal/v1/memory/": "memory_key_invalid",
-    "/internal/v1/proactive/subscriptions/": "subscription_invalid",
-}
 
 
 def _undecodable(raw: bytes) -> tuple[int, str] | None:
@@ -66,10 +58,14 @@ def _undecodable(raw: bytes) -> tuple[int, str] | None:
 class _Utf8Paths:
     """Refuses a request whose path or query string percent-encodes bytes that are not
     UTF-8 (400). Servers decode such bytes to U+FFFD, so ``/memory/%FF`` and
-    ``/memory/%FE`` would otherwise name the same key."""
+    ``/memory/%FE`` would otherwise name the same key.
 
-    def __init__(self, app: ASGIApp) -> None:
+    The code answered is the one of the limit on the segment (the parts' ``PATH_CODES``,
+    by path prefix), so a client handles it as the key it is; else ``path_invalid``."""
+
+    def __init__(self, app: ASGIApp, codes: dict[str, str]) -> None:
         self.app = app
+        self.codes = codes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] in ("http", "websocket"):
@@ -78,7 +74,7 @@ class _Utf8Paths:
             if bad is not None:
                 before = bad[1]
                 code = next(
-                    (c for prefix, c in _PATH_CODES.items() if before.startswith(prefix)),
+                    (c for prefix, c in self.codes.items() if before.startswith(prefix)),
                     "path_invalid",
                 )
                 segment = before.rsplit("/", 1)[-1]
@@ -148,9 +144,13 @@ def create_app(
         scheduler: Run the proactive scheduler in real time. Without it subscriptions
             still run when the dev clock is advanced (``POST /dev/clock``).
     """
-    store = Store(db, [CORE_TABLES, *(m.TABLES for m in _CAPABILITIES)])
+    pieces = list(parts())
+    store = Store(db, [CORE_TABLES, *(p.tables for p in pieces)])
     clock = Clock()
     platform = Platform(store=store, clock=clock, admin_token=admin_token or "")
+    for piece in pieces:
+        platform.gates.update(piece.gates)
+    ticks = [p.tick for p in pieces if p.tick is not None]
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -161,10 +161,11 @@ def create_app(
         platform.extras["gateway"] = gateway.Gateway(platform)
 
         async def tick() -> None:
-            await proactive.tick(platform)
+            for work in ticks:
+                await work(platform)
 
         clock.listeners.append(tick)
-        ticking = asyncio.create_task(_schedule(platform)) if scheduler else None
+        ticking = asyncio.create_task(_schedule(tick)) if scheduler else None
         if on_ready is not None:
             on_ready(platform)
         try:
@@ -214,17 +215,15 @@ def create_app(
             f"{where}: {first.get('msg')}" if where else str(first.get("msg")),
         )
 
-    for module in _CAPABILITIES:
-        app.include_router(module.router)
-    app.include_router(conversations.dev_router)
-    for module in _CAPABILITIES:
-        extra: Any = getattr(module, "dev_router", None)
-        if extra is not None and extra is not conversations.dev_router:
+    for piece in pieces:
+        app.include_router(piece.routers[0])
+    for piece in pieces:
+        for extra in piece.routers[1:]:
             app.include_router(extra)
     app.include_router(gateway.router)
     app.add_middleware(_BodyLimit)
-    app.add_middleware(_Utf8Paths)
-    app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
+    app.add_middleware(_Utf8Paths, codes={k: v for p in pieces for k, v in p.path_codes.items()})
+    app.openapi = lambda: _openapi(app, pieces)  # type: ignore[method-assign]
     return app
 
 
@@ -239,126 +238,7 @@ _ERROR_SCHEMA = {
 }
 
 
-# Statuses some operations answer beyond those every operation may (400, 401; 404 with a
-# path parameter or a conversation; 413 with a body): (method, path) → status → when.
-_EXTRA_STATUSES: dict[tuple[str, str], dict[str, str]] = {
-    ("post", "/dev/buddies"): {"409": "The buddy is registered already (`buddy_exists`)"},
-    ("post", "/dev/conversations"): {"404": "No such buddy (`buddy_not_found`)"},
-    ("put", "/dev/group-settings"): {"404": "No such conversation or member"},
-    ("post", "/dev/triggers"): {"404": "No such identity or member"},
-    ("put", "/dev/grants"): {"404": "No such member (`member_not_found`)"},
-    ("get", "/dev/grants"): {"404": "No such identity or member"},
-    ("get", "/dev/data"): {"404": "No such member (`member_not_found`)"},
-    ("put", "/dev/data"): {"404": "No such member (`member_not_found`)"},
-    ("delete", "/dev/data"): {"404": "No such member (`member_not_found`)"},
-    ("post", "/internal/v1/data-access/requests"): {
-        "200": "The idempotency key was used before: the earlier request"
-    },
-    ("post", "/internal/v1/data-access/query"): {
-        "413": "The answer would be over 512 KiB (`response_too_large`)"
-    },
-    ("put", "/internal/v1/proactive/subscriptions/{key}"): {
-        "409": "The user's limit of active subscriptions (`subscriptions_limit`)"
-    },
-    ("put", "/internal/v1/widgets/{widget_id}"): {"403": "A forwarded widget is read-only"},
-    ("delete", "/internal/v1/widgets/{widget_id}"): {"403": "A forwarded widget is read-only"},
-    ("put", "/internal/v1/widgets/{widget_id}/presentation"): {
-        "403": "A forwarded widget is read-only"
-    },
-    ("put", "/internal/v1/widgets/{widget_id}/{module}/{record_id}"): {
-        "403": "A forwarded widget is read-only",
-        "409": "`expected_revision` is not the record's revision (`revision_conflict`)",
-    },
-    ("delete", "/internal/v1/widgets/{widget_id}/{module}/{record_id}"): {
-        "403": "A forwarded widget is read-only"
-    },
-    ("post", "/dev/data-access/requests/{request_id}/answer"): {
-        "409": "Answered already (`request_answered`)"
-    },
-}
-
-# OpenAPI links from an operation that makes something to those that use it, so a
-# stateful fuzzer (schemathesis) can chain them: (from, status) → name → (to, parameters).
-_LINKS: dict[tuple[str, str, str], dict[str, tuple[str, str, dict[str, str]]]] = {
-    ("post", "/internal/v1/widgets", "201"): {
-        f"{verb}Widget": (
-            verb,
-            "/internal/v1/widgets/{widget_id}",
-            {"widget_id": "$response.body#/id"},
-        )
-        for verb in ("get", "put", "delete")
-    }
-    | {
-        "SetPresentation": (
-            "put",
-            "/internal/v1/widgets/{widget_id}/presentation",
-            {"widget_id": "$response.body#/id"},
-        ),
-        "ForwardWidget": (
-            "post",
-            "/dev/widgets/{widget_id}/forward",
-            {"widget_id": "$response.body#/id"},
-        ),
-    },
-    ("put", "/internal/v1/memory/{key}", "200"): {
-        "DeleteMemory": ("delete", "/internal/v1/memory/{key}", {"key": "$response.body#/key"})
-    },
-    ("put", "/internal/v1/proactive/subscriptions/{key}", "200"): {
-        "Unsubscribe": (
-            "delete",
-            "/internal/v1/proactive/subscriptions/{key}",
-            {"key": "$response.body#/key"},
-        )
-    },
-    ("put", "/internal/v1/widgets/{widget_id}/{module}/{record_id}", "200"): {
-        "DeleteRecord": (
-            "delete",
-            "/internal/v1/widgets/{widget_id}/{module}/{record_id}",
-            {
-                "widget_id": "$request.path.widget_id",
-                "module": "$request.path.module",
-                "record_id": "$request.path.record_id",
-            },
-        ),
-        "ReadModule": (
-            "get",
-            "/internal/v1/widgets/{widget_id}/{module}",
-            {"widget_id": "$request.path.widget_id", "module": "$request.path.module"},
-        ),
-    },
-    ("post", "/internal/v1/data-access/requests", "201"): {
-        "ReadResult": (
-            "get",
-            "/internal/v1/data-access/results/{request_id}",
-            {"request_id": "$response.body#/request_id"},
-        ),
-        "AnswerRequest": (
-            "post",
-            "/dev/data-access/requests/{request_id}/answer",
-            {"request_id": "$response.body#/request_id"},
-        ),
-    },
-    ("post", "/dev/buddies", "201"): {
-        "RotateTokens": (
-            "post",
-            "/dev/buddies/{buddy_id}/tokens",
-            {"buddy_id": "$response.body#/buddy_id"},
-        )
-    },
-    ("post", "/dev/conversations", "201"): {
-        name: (verb, path, {"conversation_id": "$response.body#/id"})
-        for name, verb, path in (
-            ("DeleteConversation", "delete", "/dev/conversations/{conversation_id}"),
-            ("SendMessage", "post", "/dev/conversations/{conversation_id}/messages"),
-            ("ReadTranscript", "get", "/dev/conversations/{conversation_id}/messages"),
-            ("ReadTurns", "get", "/dev/conversations/{conversation_id}/turns"),
-            ("ReadWidgets", "get", "/dev/conversations/{conversation_id}/widgets"),
-        )
-    },
-}
-
-
-def _openapi(app: FastAPI) -> dict[str, Any]:
+def _openapi(app: FastAPI, pieces: list[PlatformPart]) -> dict[str, Any]:
     """FastAPI's document, with errors as this platform answers them (400, not 422):
     every status each operation answers, with the error body, and links between the
     operations that make something and those that read, change or delete it."""
@@ -367,6 +247,7 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
     schema = get_openapi(
         title=app.title, version=app.version, description=app.description, routes=app.routes
     )
+    statuses = {k: v for p in pieces for k, v in p.statuses.items()}
     components = schema.setdefault("components", {}).setdefault("schemas", {})
     components.pop("HTTPValidationError", None)
     components.pop("ValidationError", None)
@@ -387,7 +268,7 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
                 responses.setdefault("404", refused("No such conversation, or no such item"))
             if "requestBody" in operation:
                 responses.setdefault("413", refused(_TOO_LARGE))
-            for status, when in _EXTRA_STATUSES.get((method, path), {}).items():
+            for status, when in statuses.get((method, path), {}).items():
                 if status.startswith("2"):  # another success: the same body as the first
                     first = next(v for k, v in sorted(responses.items()) if k.startswith("2"))
                     responses.setdefault(status, {**first, "description": when})
@@ -398,7 +279,7 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
         for path, operations in schema["paths"].items()
         for method, operation in operations.items()
     }
-    for (method, path, status), links in _LINKS.items():
+    for (method, path, status), links in (k for p in pieces for k in p.links.items()):
         response = schema["paths"][path][method]["responses"][status]
         response["links"] = {
             name: {"operationId": ids[(verb, target)], "parameters": parameters}
@@ -436,10 +317,10 @@ def _restore(conn: sqlite3.Connection, admin_token: str | None) -> tuple[str, fl
     return token, float(rows.get("clock_offset", 0.0))
 
 
-async def _schedule(platform: Platform) -> None:
+async def _schedule(tick: Callable[[], Awaitable[None]]) -> None:
     while True:
         try:
-            await proactive.tick(platform)
+            await tick()
         except Exception:  # the scheduler must outlive one bad tick
-            log.exception("proactive scheduler tick failed")
+            log.exception("scheduler tick failed")
         await asyncio.sleep(SCHEDULER_PERIOD)

@@ -1,8 +1,9 @@
 """Conversations, turns and history — and the dev endpoints that act as users.
 
 The buddy commits each turn's output (``POST /internal/v1/conversation/turns``), once per
-event: a retried commit answers ``duplicate`` and shows the user nothing new. A
-proactive turn's reply passes the subscription's gates again at commit time. What the
+event: a retried commit answers ``duplicate`` and shows the user nothing new. A reply to
+an event a capability gates (``Platform.gates``: a proactive run's quiet hours and limits)
+passes those gates again at commit time. What the
 runtime persists of a turn (steps, redactions) is stored as given and read back by
 ``GET /internal/v1/conversation/turns`` — the record later tests inspect.
 """
@@ -18,7 +19,6 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Query, Request
 
 from buddy.errors import Reject
-from buddy.platform.dev import proactive
 from buddy.platform.dev.core import (
     ConversationRow,
     admin,
@@ -47,7 +47,7 @@ from buddy.platform.protocol.conversation import (
     step_content_refusal,
 )
 
-__all__ = ["TABLES", "dev_router", "read_turns", "router"]
+__all__ = ["LINKS", "STATUSES", "TABLES", "dev_router", "read_turns", "router"]
 
 log = logging.getLogger("buddy.platform")
 
@@ -119,29 +119,16 @@ async def commit_turn(request: Request, conv: Conv, body: TurnCommit) -> TurnCom
         payload = json.loads(event["payload"])
         is_proactive = event["type"] == "proactive"
         speaks = body.reply is not None or body.question is not None
-        reason = ""
-        if is_proactive and speaks:
-            reason = (
-                proactive.commit_gate(
-                    conn,
-                    conv.identity,
-                    conv.id,
-                    payload.get("subscription_key", ""),
-                    now,
-                    event_id=body.event_id,
-                )
-                or ""
-            )
+        gate = platform.gates.get(event["type"]) if speaks else None
+        reason = (gate.refusal(conn, conv, body.event_id, payload, now) or "") if gate else ""
         message_ids: list[str] = []
         if not reason:
             if body.reply is not None:
                 message_ids.append(_say(conn, conv.id, "text", {"text": body.reply}, now))
             if body.question is not None:
                 message_ids.append(_say(conn, conv.id, "question", body.question.model_dump(), now))
-            if is_proactive and speaks:
-                proactive.record_delivery(
-                    conn, conv.identity, conv.id, payload.get("subscription_key", ""), now
-                )
+            if gate is not None:
+                gate.shown(conn, conv, payload, now)
         record = {
             "event_id": body.event_id,
             "event_type": event["type"],
@@ -577,3 +564,32 @@ async def events(
         return [{**dict(r), "payload": json.loads(r["payload"])} for r in rows]
 
     return await platform_of(request).store.read(fetch)
+
+
+# ---------------------------------------------------------------- OpenAPI
+
+#: Statuses beyond the common ones (``buddy.platform.dev.parts``).
+STATUSES: dict[tuple[str, str], dict[str, str]] = {
+    ("post", "/dev/buddies"): {"409": "The buddy is registered already (`buddy_exists`)"},
+    ("post", "/dev/conversations"): {"404": "No such buddy (`buddy_not_found`)"},
+}
+#: Links from the operations that make a buddy or a conversation to those that use it.
+LINKS: dict[tuple[str, str, str], dict[str, tuple[str, str, dict[str, str]]]] = {
+    ("post", "/dev/buddies", "201"): {
+        "RotateTokens": (
+            "post",
+            "/dev/buddies/{buddy_id}/tokens",
+            {"buddy_id": "$response.body#/buddy_id"},
+        )
+    },
+    ("post", "/dev/conversations", "201"): {
+        name: (verb, path, {"conversation_id": "$response.body#/id"})
+        for name, verb, path in (
+            ("DeleteConversation", "delete", "/dev/conversations/{conversation_id}"),
+            ("SendMessage", "post", "/dev/conversations/{conversation_id}/messages"),
+            ("ReadTranscript", "get", "/dev/conversations/{conversation_id}/messages"),
+            ("ReadTurns", "get", "/dev/conversations/{conversation_id}/turns"),
+            ("ReadWidgets", "get", "/dev/conversations/{conversation_id}/widgets"),
+        )
+    },
+}

@@ -30,6 +30,7 @@ __all__ = [
     "CORE_TABLES",
     "Clock",
     "ConversationRow",
+    "EventGate",
     "Identity",
     "Platform",
     "Reject",
@@ -145,6 +146,22 @@ class ConversationRow:
         return self.kind == "private"
 
 
+@dataclass(frozen=True, slots=True)
+class EventGate:
+    """What a turn commit answering an event of one type must pass (a capability's, such
+    as proactive runs' quiet hours and limits), inside the commit's transaction.
+
+    Attributes:
+        refusal: ``(conn, conversation, event_id, payload, now) -> reason | None``: why the
+            turn's reply may not be shown (the turn is stored as skipped with the reason).
+        shown: ``(conn, conversation, payload, now) -> None``: called once the reply was
+            put in the transcript.
+    """
+
+    refusal: Callable[[sqlite3.Connection, ConversationRow, str, dict[str, Any], float], str | None]
+    shown: Callable[[sqlite3.Connection, ConversationRow, dict[str, Any], float], None]
+
+
 class Clock:
     """The platform's time: real time plus an offset that dev endpoints can advance.
 
@@ -180,6 +197,8 @@ class Platform:
         admin_token: Bearer token of the dev endpoints (`/dev/…`).
         notify: Called with an identity after an event for it was stored (the gateway
             delivers it if that identity is connected).
+        extras: What a part keeps for the app's life (the gateway, caches).
+        gates: Event type → what a commit answering such an event must pass.
     """
 
     store: Store
@@ -187,6 +206,7 @@ class Platform:
     admin_token: str
     notify: Callable[[str], None] = lambda identity: None
     extras: dict[str, Any] = field(default_factory=dict)
+    gates: dict[str, EventGate] = field(default_factory=dict)
 
     async def emit(
         self, identity: str, type_: str, conversation_id: str | None, payload: dict[str, Any]

@@ -2,7 +2,6 @@
 // and the three endpoints of buddy.playground.app. Plain JavaScript, no dependencies.
 'use strict';
 
-const DATA_TOOLS = new Set(['data_access_query', 'data_access_read_result']);
 const DENIED = '调用被拒绝：';
 const HOOK_FAILED = '调用前的检查出错';
 const POLL_MS = 1000;
@@ -534,7 +533,7 @@ function renderStep(call, result) {
   let out;
   if (!result) out = h('span', { class: 'muted' }, '(no result)');
   else if (result.redacted) out = h('span', { class: 'redacted' }, 'redacted — the turn had read user data');
-  else if (DATA_TOOLS.has(call.tool) && typeof result.content !== 'string') {
+  else if (info && info.reads_data && typeof result.content !== 'string') {
     out = h('span', { class: 'statuses' }, compact(result.content), ' ', h('span', { class: 'tag data' }, 'only dataset statuses kept'));
   } else out = h('pre', {}, json(result.content));
   return h('div', { class: cls, dataset: { tool: call.tool, call: call.call_id } },

@@ -24,19 +24,7 @@ from fastapi import APIRouter, Depends, Path, Request, Response
 from jsonschema.exceptions import best_match
 from referencing.exceptions import Unresolvable
 
-from buddy.errors import Reject
-from buddy.platform.dev.core import (
-    ConversationRow,
-    Identity,
-    Platform,
-    admin,
-    conversation,
-    dumps,
-    identity,
-    new_id,
-    platform_of,
-)
-from buddy.platform.protocol.widgets import (
+from buddy.capabilities.widgets.wire import (
     RECORD_ID_CHARS,
     DevWidgets,
     ModuleRecords,
@@ -58,8 +46,28 @@ from buddy.platform.protocol.widgets import (
     WidgetTypesSet,
     WidgetTypesUpload,
 )
+from buddy.errors import Reject
+from buddy.platform.dev.core import (
+    ConversationRow,
+    Identity,
+    Platform,
+    admin,
+    conversation,
+    dumps,
+    identity,
+    new_id,
+    platform_of,
+)
 
-__all__ = ["TABLES", "ValidatorCache", "dev_router", "router", "validator_cache"]
+__all__ = [
+    "LINKS",
+    "STATUSES",
+    "TABLES",
+    "ValidatorCache",
+    "dev_router",
+    "router",
+    "validator_cache",
+]
 
 TABLES = """
 CREATE TABLE IF NOT EXISTS widget_types (
@@ -766,3 +774,59 @@ async def conversation_widgets(request: Request, conversation_id: str) -> DevWid
         return DevWidgets(widgets=widgets, cards=cards)
 
     return await platform_of(request).store.read(fetch)
+
+
+# ---------------------------------------------------------------- OpenAPI
+
+_READ_ONLY = "A forwarded widget is read-only"
+#: Statuses beyond the common ones (``buddy.platform.dev.parts``).
+STATUSES = {
+    ("put", "/internal/v1/widgets/{widget_id}"): {"403": _READ_ONLY},
+    ("delete", "/internal/v1/widgets/{widget_id}"): {"403": _READ_ONLY},
+    ("put", "/internal/v1/widgets/{widget_id}/presentation"): {"403": _READ_ONLY},
+    ("put", "/internal/v1/widgets/{widget_id}/{module}/{record_id}"): {
+        "403": _READ_ONLY,
+        "409": "`expected_revision` is not the record's revision (`revision_conflict`)",
+    },
+    ("delete", "/internal/v1/widgets/{widget_id}/{module}/{record_id}"): {"403": _READ_ONLY},
+}
+_RECORD = {
+    "widget_id": "$request.path.widget_id",
+    "module": "$request.path.module",
+    "record_id": "$request.path.record_id",
+}
+#: Links from a created widget or a written record to what reads, changes or deletes it.
+LINKS = {
+    ("post", "/internal/v1/widgets", "201"): {
+        f"{verb}Widget": (
+            verb,
+            "/internal/v1/widgets/{widget_id}",
+            {"widget_id": "$response.body#/id"},
+        )
+        for verb in ("get", "put", "delete")
+    }
+    | {
+        "SetPresentation": (
+            "put",
+            "/internal/v1/widgets/{widget_id}/presentation",
+            {"widget_id": "$response.body#/id"},
+        ),
+        "ForwardWidget": (
+            "post",
+            "/dev/widgets/{widget_id}/forward",
+            {"widget_id": "$response.body#/id"},
+        ),
+    },
+    ("put", "/internal/v1/widgets/{widget_id}/{module}/{record_id}", "200"): {
+        "DeleteRecord": (
+            "delete",
+            "/internal/v1/widgets/{widget_id}/{module}/{record_id}",
+            _RECORD,
+        ),
+        "ReadModule": (
+            "get",
+            "/internal/v1/widgets/{widget_id}/{module}",
+            {"widget_id": "$request.path.widget_id", "module": "$request.path.module"},
+        ),
+    },
+}

@@ -13,6 +13,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Path, Request
 from starlette.convertors import Convertor, register_url_convertor
 
+from buddy.capabilities.memory.wire import MemoryEntry, MemoryList, MemoryWrite
 from buddy.errors import Reject
 from buddy.platform.dev.core import ConversationRow, conversation, platform_of
 from buddy.platform.limits import (
@@ -21,9 +22,8 @@ from buddy.platform.limits import (
     memory_key_refusal,
     memory_text_refusal,
 )
-from buddy.platform.protocol.memory import MemoryEntry, MemoryList, MemoryWrite
 
-__all__ = ["TABLES", "check_key", "router"]
+__all__ = ["LINKS", "PATH_CODES", "TABLES", "check_key", "router"]
 
 TABLES = """
 CREATE TABLE IF NOT EXISTS memory (
@@ -145,3 +145,13 @@ async def delete_memory(request: Request, conv: Conv, key: Key) -> None:
         conn.execute("DELETE FROM memory WHERE conversation_id = ? AND key = ?", (conv.id, key))
 
     await platform_of(request).store.write(delete)
+
+
+#: A memory key that is not UTF-8 is refused as the key it is (``buddy.platform.dev.parts``).
+PATH_CODES = {"/internal/v1/memory/": "memory_key_invalid"}
+#: Links from a write to the delete of the same key.
+LINKS = {
+    ("put", "/internal/v1/memory/{key}", "200"): {
+        "DeleteMemory": ("delete", "/internal/v1/memory/{key}", {"key": "$response.body#/key"})
+    },
+}

@@ -26,20 +26,7 @@ from fastapi import APIRouter, Depends, Path, Query, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.routing import APIRoute
 
-from buddy.errors import Reject
-from buddy.manifest.schema import DataUpdatedTrigger, QuietHours, ScheduleTrigger
-from buddy.platform.dev.core import (
-    ConversationRow,
-    Platform,
-    admin,
-    conversation,
-    dumps,
-    emit_in,
-    new_id,
-    platform_of,
-)
-from buddy.platform.limits import COOLDOWN_MAX, SUBSCRIPTIONS_ACTIVE_MAX
-from buddy.platform.protocol.proactive import (
+from buddy.capabilities.proactive.wire import (
     SUBSCRIPTION_KEY_PATTERN,
     TRIGGER,
     DevSubscription,
@@ -55,8 +42,33 @@ from buddy.platform.protocol.proactive import (
     UnsubscribedAll,
     subscription_problem,
 )
+from buddy.errors import Reject
+from buddy.manifest.schema import DataUpdatedTrigger, QuietHours, ScheduleTrigger
+from buddy.platform.dev.core import (
+    ConversationRow,
+    EventGate,
+    Platform,
+    admin,
+    conversation,
+    dumps,
+    emit_in,
+    new_id,
+    platform_of,
+)
+from buddy.platform.limits import COOLDOWN_MAX, SUBSCRIPTIONS_ACTIVE_MAX
 
-__all__ = ["TABLES", "commit_gate", "dev_router", "record_delivery", "router", "tick"]
+__all__ = [
+    "EVENT_GATES",
+    "LINKS",
+    "PATH_CODES",
+    "STATUSES",
+    "TABLES",
+    "commit_gate",
+    "dev_router",
+    "record_delivery",
+    "router",
+    "tick",
+]
 
 TABLES = """
 CREATE TABLE IF NOT EXISTS proactive_subscriptions (
@@ -343,6 +355,27 @@ def record_delivery(
         "DELETE FROM proactive_deliveries WHERE conversation_id = ? AND shown_at < ?",
         (conversation_id, now - _KEEP_DELIVERIES),
     )
+
+
+def _refusal(
+    conn: sqlite3.Connection,
+    conv: ConversationRow,
+    event_id: str,
+    payload: dict[str, Any],
+    now: float,
+) -> str | None:
+    key = payload.get("subscription_key", "")
+    return commit_gate(conn, conv.identity, conv.id, key, now, event_id=event_id)
+
+
+def _shown(
+    conn: sqlite3.Connection, conv: ConversationRow, payload: dict[str, Any], now: float
+) -> None:
+    record_delivery(conn, conv.identity, conv.id, payload.get("subscription_key", ""), now)
+
+
+#: A reply to a proactive run passes the gates again when it is committed.
+EVENT_GATES = {"proactive": EventGate(_refusal, _shown)}
 
 
 def _gate(conn: sqlite3.Connection, row: sqlite3.Row, now: float) -> tuple[str, str] | None:
@@ -640,3 +673,26 @@ async def dev_subscriptions(
         )
 
     return await platform_of(request).store.read(fetch)
+
+
+# ---------------------------------------------------------------- OpenAPI
+
+#: A subscription key that is not UTF-8 is refused as the key it is.
+PATH_CODES = {"/internal/v1/proactive/subscriptions/": "subscription_invalid"}
+#: Statuses beyond the common ones (``buddy.platform.dev.parts``).
+STATUSES = {
+    ("post", "/dev/triggers"): {"404": "No such identity or member"},
+    ("put", "/internal/v1/proactive/subscriptions/{key}"): {
+        "409": "The user's limit of active subscriptions (`subscriptions_limit`)"
+    },
+}
+#: Links from a subscribe to the unsubscribe of the same key.
+LINKS = {
+    ("put", "/internal/v1/proactive/subscriptions/{key}", "200"): {
+        "Unsubscribe": (
+            "delete",
+            "/internal/v1/proactive/subscriptions/{key}",
+            {"key": "$response.body#/key"},
+        )
+    },
+}

@@ -26,26 +26,9 @@ from fastapi import APIRouter, Depends, Path, Query, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.routing import APIRoute
 
+from buddy.capabilities.data import simulate
 from buddy.capabilities.data.datasets import DATA_ACCESS_CAPABILITIES
-from buddy.errors import Reject
-from buddy.platform.dev import simulate
-from buddy.platform.dev.core import (
-    ConversationRow,
-    Identity,
-    admin,
-    conversation,
-    dumps,
-    emit_in,
-    identity,
-    new_id,
-    platform_of,
-)
-from buddy.platform.limits import (
-    CALENDAR_DAYS_DEFAULT,
-    ONE_TIME_RESULT_SECONDS,
-    QUERY_RESPONSE_BYTES,
-)
-from buddy.platform.protocol.data import (
+from buddy.capabilities.data.wire import (
     ConsentAnswer,
     ConsentAnswered,
     ConsentRequest,
@@ -64,8 +47,25 @@ from buddy.platform.protocol.data import (
     QueryAnswer,
     grant_version,
 )
+from buddy.errors import Reject
+from buddy.platform.dev.core import (
+    ConversationRow,
+    Identity,
+    admin,
+    conversation,
+    dumps,
+    emit_in,
+    identity,
+    new_id,
+    platform_of,
+)
+from buddy.platform.limits import (
+    CALENDAR_DAYS_DEFAULT,
+    ONE_TIME_RESULT_SECONDS,
+    QUERY_RESPONSE_BYTES,
+)
 
-__all__ = ["TABLES", "dev_router", "router"]
+__all__ = ["LINKS", "STATUSES", "TABLES", "dev_router", "router"]
 
 TABLES = """
 CREATE TABLE IF NOT EXISTS data_declarations (
@@ -830,3 +830,40 @@ async def get_data(request: Request, member_id: MemberParam, dataset: DatasetPar
 async def reset_data(request: Request, member_id: MemberParam, dataset: DatasetParam) -> MemberData:
     """Drop a member's override of one dataset: the simulated data shows again."""
     return await _member_data(request, member_id, dataset, reset=True)
+
+
+# ---------------------------------------------------------------- OpenAPI
+
+#: Statuses beyond the common ones (``buddy.platform.dev.parts``).
+STATUSES = {
+    ("put", "/dev/group-settings"): {"404": "No such conversation or member"},
+    ("put", "/dev/grants"): {"404": "No such member (`member_not_found`)"},
+    ("get", "/dev/grants"): {"404": "No such identity or member"},
+    ("get", "/dev/data"): {"404": "No such member (`member_not_found`)"},
+    ("put", "/dev/data"): {"404": "No such member (`member_not_found`)"},
+    ("delete", "/dev/data"): {"404": "No such member (`member_not_found`)"},
+    ("post", "/internal/v1/data-access/requests"): {
+        "200": "The idempotency key was used before: the earlier request"
+    },
+    ("post", "/internal/v1/data-access/query"): {
+        "413": "The answer would be over 512 KiB (`response_too_large`)"
+    },
+    ("post", "/dev/data-access/requests/{request_id}/answer"): {
+        "409": "Answered already (`request_answered`)"
+    },
+}
+#: Links from a consent request to reading its result and answering it.
+LINKS = {
+    ("post", "/internal/v1/data-access/requests", "201"): {
+        "ReadResult": (
+            "get",
+            "/internal/v1/data-access/results/{request_id}",
+            {"request_id": "$response.body#/request_id"},
+        ),
+        "AnswerRequest": (
+            "post",
+            "/dev/data-access/requests/{request_id}/answer",
+            {"request_id": "$response.body#/request_id"},
+        ),
+    },
+}

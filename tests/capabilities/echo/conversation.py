@@ -1,0 +1,21 @@
+"""``conversation.echo``: the echo capability's part of the conversation object."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from buddy.capabilities.turn import Bound
+
+
+class Echo(Bound):
+    """Echoes kept by the platform, one list per conversation."""
+
+    async def keep(self, text: str) -> dict[str, Any]:
+        """Store ``text``; answers ``{"text", "count"}`` (how many this conversation has)."""
+        kept: dict[str, Any] = await self._call("POST", "echo", {"text": text})
+        return kept
+
+    async def list(self) -> list[str]:
+        """Every text kept, oldest first."""
+        listed: list[str] = (await self._call("GET", "echo"))["texts"]
+        return listed
