@@ -18,12 +18,13 @@ from buddy.capabilities import (
     Capability,
     PlatformTool,
     Registry,
+    Section,
     ToolContext,
     obj,
     register_module,
     registry,
 )
-from buddy.compile.render import view
+from buddy.compile.render import render_markdown, view
 from buddy.errors import CapabilityError, PlatformError
 from buddy.testing import TestModel, call
 from buddy.testing.local import LocalPlatform
@@ -73,6 +74,16 @@ def test_every_capability_supplies_every_part() -> None:
             assert (folder / "platform.py").is_file() and (folder / "wire.py").is_file()
         if capability.startup:
             assert capability.startup.startswith(f"buddy.capabilities.{capability.name}.startup:")
+        if capability.section is not None:  # what it adds to buddy.yaml, by role
+            section = capability.section
+            assert section.key == capability.name
+            for part, role in (
+                (section.model, "manifest"),
+                (section.compile, "compile"),
+                (section.render, "render"),
+            ):
+                assert part.startswith(f"buddy.capabilities.{capability.name}.{role}:"), part
+            assert (folder / "compiled.py").is_file()
         for tool in capability.tools:
             assert found.owners[tool.name] == capability.name
             module, _, function = tool.execute.partition(":")
@@ -305,3 +316,65 @@ def test_a_capability_whose_platform_part_is_wrong_is_named(
         CapabilityError, match=r"platform part 'tests\.capabilities\.nowhere' cannot"
     ):
         create_app(":memory:")
+
+
+# ---------------------------------------------------------------- a manifest section
+
+
+def test_the_third_party_section_validates_with_located_errors(
+    with_echo: None, write: Write
+) -> None:
+    cases = {
+        "echo:\n  prefix: ''\n": [(6, 11, "length")],  # its model's limit
+        "echo:\n  prefix: 说\n  times: 2\n": [(7, 10, "echo-times")],  # its compile check
+        "echo:\n  prefix: 说\n  shout: true\n": [(7, 3, "unknown-key")],
+    }
+    for section, expected in cases.items():
+        _, issues = buddy.check(write({"buddy.yaml": MINIMAL + section}))
+        assert [(i.line, i.column, i.code) for i in issues] == expected, section
+
+
+def test_without_the_capability_its_section_is_an_unknown_key(write: Write) -> None:
+    _, issues = buddy.check(write({"buddy.yaml": MINIMAL + "echo:\n  times: 2\n"}))
+    assert [(i.line, i.code) for i in issues] == [(5, "unknown-key")]
+
+
+async def test_the_third_party_section_is_compiled_rendered_and_read_at_run_time(
+    with_echo: None, write: Write
+) -> None:
+    manifest = MINIMAL + "tools: [echo_say]\necho:\n  prefix: 听：\n  times: 2\n"
+    blueprint = buddy.load(write({"buddy.yaml": manifest}))
+    assert view(blueprint)["echo"] == {"prefix": "听：", "times": 2}
+    shown = render_markdown(blueprint)
+    assert '## 回声\n\n```json\n{\n  "prefix": "听：",\n  "times": 2\n}\n```\n' in shown
+    assert shown.index("## Data declaration") < shown.index("## 回声") < shown.index("## Files")
+    model = TestModel([call("echo_say", {"text": "你好"}), "好。"])
+    async with buddy.Agent(blueprint, model) as agent:
+        await agent.run("说句话")
+    assert model.requests[1].messages[-1].content == "听：你好 听：你好"
+
+
+def test_a_section_key_taken_or_reserved_is_refused() -> None:
+    def section(key: str) -> Section:
+        return Section(key, "x:M", "x:compile", "x:render", "X")
+
+    found = Registry()
+    found.add(Capability("x", "x", section=section("notes")), "acme.x")
+    with pytest.raises(
+        CapabilityError, match="section 'notes' is registered already by capability 'x'"
+    ):
+        found.add(Capability("y", "y", section=section("notes")), "acme.y")
+    problems = {
+        "tools": "section: key 'tools' is the manifest's own",
+        "Notes": "section: key 'Notes' must match",
+    }
+    for key, problem in problems.items():
+        with pytest.raises(CapabilityError) as caught:
+            Registry().add(Capability("z", "z", section=section(key)), "acme.z")
+        assert problem in caught.value.problem
+    with pytest.raises(CapabilityError, match=r"section \(n\): render 'x.render' must be"):
+        Registry().add(
+            Capability("z", "z", section=Section("n", "x:M", "x:c", "x.render", "N")), "z"
+        )
+    with pytest.raises(CapabilityError, match=r"section \(n\): heading is empty"):
+        Registry().add(Capability("z", "z", section=Section("n", "x:M", "x:c", "x:r", "")), "z")

@@ -126,3 +126,16 @@ def test_every_preset_is_documented(name: str) -> None:
 def test_every_thinking_style_is_documented() -> None:
     for style in THINKING_STYLES:
         assert re.search(rf"^\| `{style}` \|", MODELS, re.M), style
+
+
+def test_the_tutorials_render_output_is_what_render_prints(project: Path) -> None:
+    """Section 5 of the tutorial shows `buddy render tea-pal` of the manifest just before."""
+    from buddy.compile.render import render_markdown
+
+    text = (DOCS / "getting-started.md").read_text(encoding="utf-8")
+    before, _, after = text.partition("````text\n$ buddy render tea-pal\n")
+    manifest = re.findall(r"^```yaml\n(.*?)^```$", before, re.S | re.M)[-1]
+    shown = after.split("\n````\n", 1)[0] + "\n"
+    (project / "tea-pal").mkdir()
+    (project / "tea-pal" / "buddy.yaml").write_text(manifest, encoding="utf-8")
+    assert render_markdown(buddy.load(project / "tea-pal")) == shown

@@ -175,7 +175,7 @@ _TOOL = "tools:\n  - {name: t, description: d, handler: %s, parameters: %s}\n"
 _MODELS = [v for v in vars(schema).values() if isinstance(v, type) and issubclass(v, BaseModel)]
 # Every field name of the schema, so random mappings often hit real keys.
 FIELD_NAMES = sorted({name for model in _MODELS for name in model.model_fields})
-TOP_LEVEL_KEYS = sorted(schema.Manifest.model_fields)
+TOP_LEVEL_KEYS = sorted(schema.manifest_model().model_fields)
 
 # Scalars that YAML 1.1 and 1.2 read differently, near-valid values, and hostile text.
 WEIRD_STRINGS = [

@@ -314,18 +314,14 @@ async def test_declared_subscriptions_follow_the_manifest_but_respect_closing(
     assert subscriptions["sleep-check"]["title"] == "睡眠提醒"  # the manifest's fields
     # A rebuilt conversation (new process) with a changed declaration: the active one is
     # updated, the closed one stays closed.
-    changed = dataclasses.replace(
-        CARDIO,
-        proactive=dataclasses.replace(
-            CARDIO.proactive,
-            subscriptions=tuple(
-                dataclasses.replace(s, daily_limit=5)
-                if s.key in ("weekly-review", "post-run")
-                else s
-                for s in CARDIO.proactive.subscriptions
-            ),
+    proactive = dataclasses.replace(
+        CARDIO.proactive,
+        subscriptions=tuple(
+            dataclasses.replace(s, daily_limit=5) if s.key in ("weekly-review", "post-run") else s
+            for s in CARDIO.proactive.subscriptions
         ),
     )
+    changed = dataclasses.replace(CARDIO, sections={**CARDIO.sections, "proactive": proactive})
     async with running_buddy(platform, changed, model, token):
         event = await platform.say(conv["id"], "我回来了")
         await platform.wait_acked("cardio-dev", event)

@@ -13,18 +13,30 @@ cards, memory, user data, widgets, proactive service — kept in its own package
 ``execute.py``
     What each tool does at run time, bound to the ``conversation`` object; imported by
     the runtime on first use only.
+``conversation.py``
+    Its part of the ``conversation`` object (a :class:`~buddy.capabilities.turn.Bound`),
+    with what the one-turn data-visibility rule does to it; it speaks to the platform
+    through the ``PlatformClient`` transport.
+``startup.py``
+    What the platform must know before the buddy's first event.
+``manifest.py``, ``compile.py``, ``compiled.py``, ``render.py``
+    Its ``buddy.yaml`` section (:class:`Section`): the pydantic model, the checks that need
+    more than one value and the compiled form (``compiled.py`` is standard library only: a
+    cached start unpickles it), and what ``buddy render`` shows.
+``wire.py``, ``platform.py``
+    Its protocol bodies, and its part of the dev platform (tables, routes, scheduler
+    work; :mod:`buddy.platform.dev.parts`).
 
-The core — manifest, compile, runtime — iterates :func:`registry` and names no
-capability. The built-ins are registered exactly as a third-party capability is: a
-module with ``CAPABILITY``, loaded by :func:`register_module` (the built-ins by the names
-in :data:`BUILTINS`, like pytest's own plugins; others through the ``buddy.capabilities``
+The core — manifest, compile, runtime, the platform transport and dev app, the
+playground, render — iterates :func:`registry` and names no capability's tool. The
+built-ins are registered exactly as a third-party capability is: a module with
+``CAPABILITY``, loaded by :func:`register_module` (the built-ins by the names in
+:data:`BUILTINS`, like pytest's own plugins; others through the ``buddy.capabilities``
 entry-point group, skipped while ``BUDDY_DISABLE_CAPABILITY_AUTOLOAD`` is set, as the
-test suite does). Registration checks every part and names the capability and the part
-that is missing or wrong (:class:`~buddy.errors.CapabilityError`), as pluggy does for
-hook implementations.
-
-Not moved yet (see docs/architecture.md): conversation facades, wire models, dev-platform
-routes, manifest sections and render parts still live in their layers.
+test suite does). Registration checks every part's form and names the capability and the
+part that is missing or wrong (:class:`~buddy.errors.CapabilityError`), as pluggy does for
+hook implementations; parts that would import more than the standard library are checked
+where they are loaded (the dev platform's, a section's model).
 """
 
 from __future__ import annotations
@@ -37,12 +49,16 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from buddy.errors import CapabilityError
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from buddy.compile.blueprint import Blueprint, WidgetType
+    from buddy.errors import Issue
+    from buddy.manifest.yamlio import Document
     from buddy.platform.api import PlatformClient
 
 __all__ = [
@@ -50,9 +66,12 @@ __all__ = [
     "BUILTINS",
     "ENTRY_POINT_GROUP",
     "RESERVED_ATTRIBUTES",
+    "RESERVED_SECTIONS",
     "Capability",
     "PlatformTool",
     "Registry",
+    "Section",
+    "SectionContext",
     "ToolContext",
     "data_tools",
     "facades",
@@ -60,6 +79,7 @@ __all__ = [
     "register_module",
     "registry",
     "resolve",
+    "sections",
     "start",
 ]
 
@@ -77,6 +97,29 @@ ENTRY_POINT_GROUP = "buddy.capabilities"
 #: Set (to anything) to skip the entry points: only the built-ins (tests, reproducible runs).
 AUTOLOAD_OFF = "BUDDY_DISABLE_CAPABILITY_AUTOLOAD"
 
+#: The keys of ``buddy.yaml`` that are the manifest's own, whatever its capabilities (and
+#: the compiled view's own sections).
+RESERVED_SECTIONS = frozenset(
+    {
+        "version",
+        "name",
+        "title",
+        "description",
+        "extends",
+        "model",
+        "persona",
+        "tools",
+        "hooks",
+        "resources",
+        "widgets",
+        "profiles",
+        "buddy",
+        "profile",
+        "conversation",
+        "system_prompt",
+        "files",
+    }
+)
 #: What ``conversation`` has of its own, whatever its capabilities.
 RESERVED_ATTRIBUTES = frozenset({"id", "kind", "client", "resource", "members", "turn", "parts"})
 _NAME = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
@@ -91,12 +134,12 @@ class ToolContext:
 
     Attributes:
         widgets: The buddy's widget types (their tools list each type's modules).
-        subscriptions: Declared subscriptions as ``(key, title)`` (the model may subscribe
-            them by key alone).
+        sections: The buddy's compiled manifest sections, by key (the subscription tool
+            lists the declared subscriptions, which the model may subscribe by key alone).
     """
 
     widgets: tuple[WidgetType, ...] = ()
-    subscriptions: tuple[tuple[str, str], ...] = ()
+    sections: Mapping[str, Any] = field(default_factory=dict)
 
 
 Text = str | Callable[[ToolContext], str]
@@ -138,6 +181,89 @@ class PlatformTool:
 
 
 @dataclass(frozen=True, slots=True)
+class Section:
+    """What a capability adds to ``buddy.yaml``: one top-level key, its check, its
+    compiled form and what ``buddy render`` shows of it.
+
+    Attributes:
+        key: The manifest key (``^[a-z][a-z0-9_]*$``), unique across the registry and not
+            one of the manifest's own.
+        model: ``module:Class`` of the pydantic model of its value (strict, like every
+            manifest model; standard library and pydantic only: ``buddy validate`` imports
+            it). An absent key is ``None``.
+        compile: ``module:function``, ``(context: SectionContext) -> value``: the checks
+            that need more than the value (other files, the whole manifest), reported on
+            the context with their location, and the compiled value the runtime reads
+            (``blueprint.sections[key]``).
+        render: ``module:function``, ``(value, root: Path) -> JSON data``: its part of the
+            compiled view (``view(blueprint)[key]``).
+        heading: Its heading in the Markdown view.
+        markdown: ``module:function``, ``(shown) -> list[str]``: the Markdown blocks of
+            the rendered part; ``""``: one JSON block.
+        codes: The error codes its model's validators raise (``PydanticCustomError``
+            types), reported as they are instead of ``invalid-value``.
+    """
+
+    key: str
+    model: str
+    compile: str
+    render: str
+    heading: str
+    markdown: str = ""
+    codes: frozenset[str] = frozenset()
+
+
+class SectionContext(Protocol):
+    """What a section's compile function is given (the compiler implements it).
+
+    Attributes:
+        key: The section's manifest key.
+        value: Its validated model, or ``None`` when the manifest has no such key.
+        doc: The merged manifest document (for locating problems in it).
+        directory: The buddy's folder.
+        root: The project root.
+    """
+
+    key: str
+    value: Any
+    doc: Document
+    directory: Path
+    root: Path
+
+    def declared_in(self) -> Path:
+        """The manifest file that wrote the key (an ``extends`` base, say)."""
+        ...
+
+    def error(
+        self,
+        path: tuple[str | int, ...],
+        code: str,
+        message: str,
+        hint: str = "",
+        *,
+        key: bool = False,
+    ) -> None:
+        """Report a problem at ``path`` inside the section (``()``: the key itself)."""
+        ...
+
+    def report(self, issue: Issue) -> None:
+        """Report a problem located elsewhere (another file)."""
+        ...
+
+    def depends_on(self, path: Path) -> None:
+        """Another file the compiled buddy depends on (reload and review watch it)."""
+        ...
+
+    def inside(self, path: Path) -> bool:
+        """Whether ``path`` (followed through symlinks) is inside the project."""
+        ...
+
+    def outside_file(self, file: Path, name: str) -> Issue:
+        """``file-outside-project`` for ``file``, shown as ``name``."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
 class Capability:
     """A platform capability as it registers.
 
@@ -154,6 +280,7 @@ class Capability:
         facade: ``module:Class`` of that part: a :class:`~buddy.capabilities.turn.Bound`
             made with ``(client, conversation_id)`` and, in the runtime, configured
             with the buddy's blueprint (``Bound.configure``).
+        section: What it adds to ``buddy.yaml``, if anything.
         platform: The module of its dev-platform part (tables, routes, scheduler work;
             :mod:`buddy.platform.dev.parts` says what it holds), imported only by the dev
             platform; ``""`` for none.
@@ -166,6 +293,7 @@ class Capability:
     platform: str = ""
     attribute: str = ""
     facade: str = ""
+    section: Section | None = None
 
 
 @dataclass
@@ -186,6 +314,20 @@ class Registry:
             raise CapabilityError(where, problem)
         if capability.name in self.capabilities:
             raise CapabilityError(where, f"the name {capability.name!r} is registered already")
+        if capability.section is not None:
+            owner_of = next(
+                (
+                    c.name
+                    for c in self.capabilities.values()
+                    if c.section is not None and c.section.key == capability.section.key
+                ),
+                None,
+            )
+            if owner_of is not None:
+                raise CapabilityError(
+                    where,
+                    f"section {capability.section.key!r} is registered already by capability {owner_of!r}",
+                )
         if capability.attribute:
             taken = next(
                 (c.name for c in self.capabilities.values() if c.attribute == capability.attribute),
@@ -257,6 +399,20 @@ def _problems(capability: Any, where: str) -> Iterator[str]:
         yield f"attribute {capability.attribute!r} is the conversation's own"
     if capability.facade and not _EXECUTE.match(capability.facade):
         yield f"facade {capability.facade!r} must be 'module:Class'"
+    section = capability.section
+    if section is not None:
+        if not isinstance(section, Section):
+            yield f"section must be a buddy.capabilities.Section, not {type(section).__name__}"
+            return
+        if not _NAME.match(section.key):
+            yield f"section: key {section.key!r} must match {_NAME.pattern}"
+        elif section.key in RESERVED_SECTIONS:
+            yield f"section: key {section.key!r} is the manifest's own"
+        for part in ("model", "compile", "render") + (("markdown",) if section.markdown else ()):
+            if not _EXECUTE.match(getattr(section, part)):
+                yield f"section ({section.key}): {part} {getattr(section, part)!r} must be 'module:attribute'"
+        if not section.heading:
+            yield f"section ({section.key}): heading is empty"
 
 
 def register_module(target: Registry, module: ModuleType | str) -> Capability:
@@ -331,6 +487,11 @@ def facades() -> tuple[tuple[str, str], ...]:
     """``(attribute, module:Class)`` of every registered ``conversation`` part, in order
     (compiled into each blueprint, so a runtime started from the cache needs no registry)."""
     return tuple((c.attribute, c.facade) for c in registry() if c.attribute)
+
+
+def sections() -> tuple[Section, ...]:
+    """Every registered manifest section, in registry order."""
+    return tuple(c.section for c in registry() if c.section is not None)
 
 
 def data_tools() -> frozenset[str]:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -16,22 +15,18 @@ from typing import TYPE_CHECKING, Any, Literal
 from buddy.models.base import ModelSpec
 
 if TYPE_CHECKING:
+    from buddy.capabilities.data.compiled import DataDeclaration
+    from buddy.capabilities.proactive.compiled import ProactiveSpec
     from buddy.compile.persona import PersonaRenderer
 
 __all__ = [
     "Blueprint",
-    "DataDeclaration",
-    "DataRequirement",
     "DenyHook",
     "HandlerHook",
     "HandlerRef",
     "ModelSpec",
-    "ProactiveSpec",
-    "QuietHoursSpec",
     "Resource",
-    "SubscriptionSpec",
     "ToolSpec",
-    "TriggerSpec",
     "WidgetModule",
     "WidgetType",
 ]
@@ -113,82 +108,6 @@ class HandlerHook:
 
 
 @dataclass(frozen=True, slots=True)
-class DataRequirement:
-    """A declared dataset, expanded from the capability catalogue."""
-
-    id: str
-    purpose: str
-    title: str
-    source: str
-    schema_version: int
-
-
-@dataclass(frozen=True, slots=True)
-class DataDeclaration:
-    """What the runtime uploads at start (even when empty, to clear an old declaration).
-
-    Attributes:
-        requirements: The declared datasets, in the manifest's order.
-        origin: Where it was declared: the manifest, or a legacy ``data-access.json``.
-        after_read: ``platform``: after a data read, memory writes and question cards are
-            refused for the rest of the turn; ``strict``: widget writes and proactive
-            subscriptions too.
-    """
-
-    requirements: tuple[DataRequirement, ...]
-    origin: Path | None = None
-    after_read: Literal["platform", "strict"] = "platform"
-
-
-@dataclass(frozen=True, slots=True)
-class QuietHoursSpec:
-    """No proactive message between ``start`` and ``end`` in ``timezone``."""
-
-    start: str
-    end: str
-    timezone: str
-
-
-@dataclass(frozen=True, slots=True)
-class TriggerSpec:
-    """What fires a subscription.
-
-    Attributes:
-        type: ``workout.completed``, ``sleep.ready``, ``data.updated`` or ``schedule``.
-        dataset: For ``data.updated``: only this dataset (``None`` = any).
-        at: For ``schedule``: the first time, with its offset.
-        interval_minutes: For ``schedule``: the fixed repeat interval, or ``None`` for once.
-    """
-
-    type: str
-    dataset: str | None = None
-    at: datetime | None = None
-    interval_minutes: int | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class SubscriptionSpec:
-    """A proactive subscription with every default filled in."""
-
-    key: str
-    title: str
-    reason: str
-    trigger: TriggerSpec
-    quiet_hours: QuietHoursSpec
-    cooldown_minutes: int
-    daily_limit: int
-    activate: Literal["on_first_message", "manual"]
-
-
-@dataclass(frozen=True, slots=True)
-class ProactiveSpec:
-    """What the model is told in proactive turns, and the subscriptions."""
-
-    prompt: str
-    subscriptions: tuple[SubscriptionSpec, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
 class Resource:
     """A Markdown file under ``resources/``.
 
@@ -240,8 +159,9 @@ class Blueprint:
         tools: Every tool, in the manifest's order.
         before_hooks: ``before_tool_call`` rules, in order.
         after_hooks: ``after_tool_call`` rules, in order.
-        data: The data declaration the runtime uploads.
-        proactive: Proactive prompt and subscriptions.
+        sections: Each capability's manifest section, compiled (``Section.key`` → its
+            compile function's value; :attr:`data` and :attr:`proactive` are the
+            built-ins', typed).
         resources: The resource index, sorted by path.
         widgets: Widget types, sorted by type id.
         files: Every file the compiled buddy depends on (manifests, templates, traits,
@@ -260,12 +180,34 @@ class Blueprint:
     tools: tuple[ToolSpec, ...]
     before_hooks: tuple[DenyHook | HandlerHook, ...]
     after_hooks: tuple[HandlerHook, ...]
-    data: DataDeclaration
-    proactive: ProactiveSpec
     resources: tuple[Resource, ...]
     widgets: tuple[WidgetType, ...]
     files: tuple[Path, ...]
+    sections: Mapping[str, Any] = field(default_factory=dict)
     facades: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def data(self) -> DataDeclaration:
+        """The ``data:`` section: the declaration uploaded at start (empty when none)."""
+        declared: DataDeclaration | None = self.sections.get("data")
+        if declared is None:
+            from buddy.capabilities.data.compiled import DataDeclaration
+
+            return DataDeclaration(())
+        return declared
+
+    @property
+    def proactive(self) -> ProactiveSpec:
+        """The ``proactive:`` section: the prompt of proactive turns, the subscriptions."""
+        spec: ProactiveSpec | None = self.sections.get("proactive")
+        if spec is None:
+            from buddy.capabilities.proactive.compiled import (
+                DEFAULT_PROACTIVE_PROMPT,
+                ProactiveSpec,
+            )
+
+            return ProactiveSpec(DEFAULT_PROACTIVE_PROMPT)
+        return spec
 
     @property
     def directory(self) -> Path:

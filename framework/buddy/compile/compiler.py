@@ -20,22 +20,16 @@ import jinja2
 from jinja2 import meta
 from pydantic import TypeAdapter, ValidationError
 
-from buddy.capabilities import facades
-from buddy.capabilities.data.datasets import DATA_ACCESS_CAPABILITIES
+from buddy.capabilities import facades, resolve
+from buddy.capabilities import sections as registered_sections
 from buddy.compile.blueprint import (
     Blueprint,
-    DataDeclaration,
-    DataRequirement,
     DenyHook,
     HandlerHook,
     HandlerRef,
     ModelSpec,
-    ProactiveSpec,
-    QuietHoursSpec,
     Resource,
-    SubscriptionSpec,
     ToolSpec,
-    TriggerSpec,
     WidgetModule,
     WidgetType,
 )
@@ -57,28 +51,22 @@ from buddy.errors import Issue, ManifestError
 from buddy.manifest.load import Source, deep_merge, read_manifest
 from buddy.manifest.locate import issue_at, issues_from_validation, loc_of
 from buddy.manifest.schema import (
-    DEFAULT_QUIET_END,
-    DEFAULT_QUIET_START,
-    DEFAULT_TIMEZONE,
     WIDGET_ID_PATTERN,
+    CoreManifest,
     CustomTool,
-    DataSection,
-    DataUpdatedTrigger,
     DenyRule,
-    EventTrigger,
     FallbackOptions,
     HandlerRule,
-    Manifest,
     MemoryDeleteTool,
     MemoryListTool,
     MemoryWriteTool,
     ModelOptions,
     ModelRef,
-    ScheduleTrigger,
     ThinkingOptions,
     WidgetSchemaFile,
     canonical_json,
     did_you_mean,
+    manifest_model,
     schema_problem,
 )
 from buddy.manifest.yamlio import (
@@ -93,13 +81,8 @@ from buddy.models.base import Thinking
 from buddy.models.providers import PROVIDERS, infer_provider, split_ref
 from buddy.platform.limits import MEMORY_KEY_SCHEMA  # told the model when a parameter is a key
 
-__all__ = ["DEFAULT_PROACTIVE_PROMPT", "check", "diagnose", "load", "manifest_path"]
+__all__ = ["check", "diagnose", "load", "manifest_path"]
 
-DEFAULT_PROACTIVE_PROMPT = (
-    "这是主动服务的回合：没有用户刚发来的消息，是订阅的触发条件到了。"
-    "先判断现在开口对用户有没有价值；有就直接写出要发给用户的话，简短、具体；"
-    "没有就只输出跳过标记 [[skip]]，用户什么也不会看到。"
-)
 DEFAULT_REPLIES = {"memory.write": "记下了。", "memory.delete": "删掉了。"}
 _IDENTIFIER_HINT = "names in `vars` must be identifiers (letters, digits, _) to be usable"
 _model_adapter: TypeAdapter[Any] = TypeAdapter(ModelRef)
@@ -167,7 +150,11 @@ def _unique(issues: Iterable[Issue]) -> list[Issue]:
 
 class _Compiler:
     def __init__(
-        self, source: Source, manifest: Manifest, doc: Document, skip: frozenset[str] = frozenset()
+        self,
+        source: Source,
+        manifest: CoreManifest,
+        doc: Document,
+        skip: frozenset[str] = frozenset(),
     ) -> None:
         self.skip = skip
         self.source = source
@@ -229,14 +216,13 @@ class _Compiler:
         m, skip = self.manifest, self.skip
         widgets = self.widgets() if "widgets" not in skip else ()
         resources = self.resources() if "resources" not in skip else ()
-        tools = self.tools(widgets) if "tools" not in skip else ()
+        sections = self.sections()
+        tools = self.tools(widgets, sections) if "tools" not in skip else ()
         # Hooks may name any declared tool, even one whose own definition has an error.
         names = {t if isinstance(t, str) else t.name for t in m.tools}
         before, after = (
             self.hooks(None if "tools" in skip else names) if "hooks" not in skip else ((), ())
         )
-        data = self.data() if "data" not in skip else DataDeclaration(())
-        proactive = self.proactive() if "proactive" not in skip else ProactiveSpec("")
         model = self.model(profile, override) if not skip & {"model", "profiles"} else None
         if not skip & {"model", "profiles"}:
             self.model_rules()
@@ -255,11 +241,10 @@ class _Compiler:
             tools=tools,
             before_hooks=before,
             after_hooks=after,
-            data=data,
-            proactive=proactive,
             resources=resources,
             widgets=widgets,
             files=tuple(sorted(self.files)),
+            sections=sections,
             facades=facades(),
         )
 
@@ -288,7 +273,7 @@ class _Compiler:
             except ValidationError as exc:
                 doc = parse_document("model: override\n", "<--model>")
                 doc.data = {"model": override}
-                for issue in issues_from_validation(doc, exc, Manifest, ("model",)):
+                for issue in issues_from_validation(doc, exc, manifest_model(), ("model",)):
                     self.issues.append(
                         Issue(
                             file="<--model>",
@@ -459,10 +444,11 @@ class _Compiler:
 
     # ------------------------------------------------------------ tools
 
-    def tools(self, widgets: tuple[WidgetType, ...]) -> tuple[ToolSpec, ...]:
+    def tools(
+        self, widgets: tuple[WidgetType, ...], sections: dict[str, Any]
+    ) -> tuple[ToolSpec, ...]:
         platform_names = [t for t in self.manifest.tools if isinstance(t, str)]
-        declared = tuple((s.key, s.title) for s in self.manifest.proactive.subscriptions)
-        platform = platform_tools(platform_names, widgets, declared)
+        platform = platform_tools(platform_names, widgets, sections)
         seen: set[str] = set()
         out: list[ToolSpec] = []
         for index, item in enumerate(self.manifest.tools):
@@ -601,106 +587,18 @@ class _Compiler:
                     did_you_mean(name, sorted(tools)) or "list the tool under `tools` first",
                 )
 
-    # ------------------------------------------------------------ data
+    # ------------------------------------------------------------ capability sections
 
-    def data(self) -> DataDeclaration:
-        legacy = self.source.directory / "data-access.json"
-        section = self.manifest.data
-        origin: Path | None = self.source.declared_in(("data",)) if section is not None else None
-        doc: Document = self.doc
-        prefix: YamlPath = ("data",)
-        if os.path.lexists(legacy):  # a symlink too, even a dangling one: refused below
-            if section is not None:
-                self.error(
-                    ("data",),
-                    "data-duplicate",
-                    "the data declaration is in both buddy.yaml and data-access.json",
-                    "keep one: move data-access.json's requirements under `data:`",
-                    key=True,
-                )
-                return DataDeclaration(())
-            if not inside(legacy, self.root):
-                # The declaration is uploaded to the platform: not from outside the project.
-                self.issues.append(self.outside_file(legacy, "data-access.json"))
-                return DataDeclaration(())
-            loaded = load_json(legacy, code="data-json")
-            if isinstance(loaded, Issue):
-                self.issues.append(loaded)
-                return DataDeclaration(())
-            try:
-                section = DataSection.model_validate(loaded.data)
-            except ValidationError as exc:
-                self.issues.extend(issues_from_validation(loaded, exc, DataSection))
-                return DataDeclaration(())
-            doc, prefix, origin = loaded, (), legacy.resolve()
-            self.files.add(origin)
-        if section is None:
-            return DataDeclaration(())
-        seen: set[str] = set()
-        out: list[DataRequirement] = []
-        for index, req in enumerate(section.requirements):
-            if req.id in seen:
-                self.issues.append(
-                    issue_at(
-                        doc,
-                        (*prefix, "requirements", index, "id"),
-                        "data-duplicate",
-                        f"dataset `{req.id}` is declared twice",
-                        "keep one entry",
-                    )
-                )
+    def sections(self) -> dict[str, Any]:
+        """Each registered section compiled, by key (its compile function reports its
+        problems on a :class:`_SectionContext`)."""
+        compiled: dict[str, Any] = {}
+        for section in registered_sections():
+            if section.key in self.skip:
                 continue
-            seen.add(req.id)
-            cap = DATA_ACCESS_CAPABILITIES[req.id]
-            out.append(
-                DataRequirement(req.id, req.purpose, cap.title, cap.source, cap.schema_version)
-            )
-        return DataDeclaration(tuple(out), origin, section.after_read)
-
-    # ------------------------------------------------------------ proactive
-
-    def proactive(self) -> ProactiveSpec:
-        section = self.manifest.proactive
-        seen: set[str] = set()
-        subs: list[SubscriptionSpec] = []
-        for index, sub in enumerate(section.subscriptions):
-            if sub.key in seen:
-                self.error(
-                    ("proactive", "subscriptions", index, "key"),
-                    "subscription-duplicate",
-                    f"subscription key `{sub.key}` is used twice",
-                    "keys must be unique",
-                )
-                continue
-            seen.add(sub.key)
-            trigger = sub.trigger
-            if isinstance(trigger, str):
-                spec = TriggerSpec(trigger)
-            elif isinstance(trigger, EventTrigger):
-                spec = TriggerSpec(trigger.type)
-            elif isinstance(trigger, DataUpdatedTrigger):
-                spec = TriggerSpec(trigger.type, dataset=trigger.dataset)
-            else:
-                assert isinstance(trigger, ScheduleTrigger)
-                spec = TriggerSpec(
-                    trigger.type, at=trigger.at, interval_minutes=trigger.interval_minutes
-                )
-            quiet = sub.quiet_hours
-            subs.append(
-                SubscriptionSpec(
-                    key=sub.key,
-                    title=sub.title,
-                    reason=sub.reason,
-                    trigger=spec,
-                    quiet_hours=QuietHoursSpec(quiet.start, quiet.end, quiet.timezone)
-                    if quiet
-                    else QuietHoursSpec(DEFAULT_QUIET_START, DEFAULT_QUIET_END, DEFAULT_TIMEZONE),
-                    cooldown_minutes=sub.cooldown_minutes,
-                    daily_limit=sub.daily_limit,
-                    activate=sub.activate,
-                )
-            )
-        return ProactiveSpec(section.prompt or DEFAULT_PROACTIVE_PROMPT, tuple(subs))
+            context = _SectionContext(self, section.key)
+            compiled[section.key] = resolve(section.compile)(context)
+        return compiled
 
     # ------------------------------------------------------------ resources and widgets
 
@@ -864,6 +762,45 @@ class _Compiler:
         return WidgetType(
             folder.name, parsed.title, parsed.description or "", tuple(modules), file.resolve()
         )
+
+
+class _SectionContext:
+    """What a capability section's compile function sees of the compiler
+    (:class:`buddy.capabilities.SectionContext`)."""
+
+    def __init__(self, compiler: _Compiler, key: str) -> None:
+        self._compiler = compiler
+        self.key = key
+        self.value: Any = getattr(compiler.manifest, key, None)
+        self.doc = compiler.doc
+        self.directory = compiler.source.directory
+        self.root = compiler.root
+
+    def declared_in(self) -> Path:
+        return self._compiler.source.declared_in((self.key,))
+
+    def error(
+        self,
+        path: tuple[str | int, ...],
+        code: str,
+        message: str,
+        hint: str = "",
+        *,
+        key: bool = False,
+    ) -> None:
+        self._compiler.error((self.key, *path), code, message, hint, key=key)
+
+    def report(self, issue: Issue) -> None:
+        self._compiler.issues.append(issue)
+
+    def depends_on(self, path: Path) -> None:
+        self._compiler.files.add(path.resolve())
+
+    def inside(self, path: Path) -> bool:
+        return inside(path, self.root)
+
+    def outside_file(self, file: Path, name: str) -> Issue:
+        return self._compiler.outside_file(file, name)
 
 
 def _derived_property(name: str, key_template: str | None) -> dict[str, Any]:

@@ -4,10 +4,13 @@ Every platform tool is declared by its capability (``buddy/capabilities/<name>/t
 texts following the TypeScript runtime's contract, SPEC §4; parameter schemas built from
 the platform's limits). This module only asks the registry and fills in what depends on
 the buddy: widget tools describe its widget types' modules and fields, the subscription
-tool its declared subscriptions. The runtime binds each spec to the conversation.
+tool the declared subscriptions of its compiled ``proactive:`` section. The runtime binds each spec to the conversation.
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
 
 from buddy.capabilities import ToolContext, registry
 from buddy.compile.blueprint import ToolSpec, WidgetType
@@ -19,18 +22,16 @@ ENDS_TURN = frozenset(t.name for t in registry().tools.values() if t.ends_turn)
 
 
 def platform_tools(
-    names: list[str],
-    widgets: tuple[WidgetType, ...],
-    subscriptions: tuple[tuple[str, str], ...] = (),
+    names: list[str], widgets: tuple[WidgetType, ...], sections: Mapping[str, Any] | None = None
 ) -> dict[str, ToolSpec]:
     """The specs of the platform tools ``names`` for a buddy with these widget types and
-    declared subscriptions (``(key, title)``; the model may subscribe them by key alone).
+    compiled manifest sections (a tool's text may depend on them).
 
     Raises:
         KeyError: A name is not a platform tool.
     """
     tools = registry().tools
-    context = ToolContext(widgets, subscriptions)
+    context = ToolContext(widgets, dict(sections or {}))
     out: dict[str, ToolSpec] = {}
     for name in names:
         tool = tools[name]

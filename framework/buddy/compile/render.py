@@ -1,8 +1,9 @@
 """The compiled view of a buddy: what a reviewer reads, byte-identical across runs.
 
 Everything the model and the user will meet — model, full system prompt, tools with
-schemas, hooks, subscriptions, data declaration, resources, widget types — as Markdown
-(for people and pull-request diffs) or JSON (for tools). Paths are shown relative to the
+schemas, hooks, each capability's manifest section (its ``Section.render``, in registry
+order: data declaration, proactive subscriptions …), resources, widget types — as
+Markdown (for people and pull-request diffs) or JSON (for tools). Paths are shown relative to the
 project root so the view does not depend on where the repository is checked out.
 """
 
@@ -14,13 +15,15 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from buddy.capabilities import resolve, sections
 from buddy.compile.blueprint import Blueprint, DenyHook, HandlerRef, ModelSpec
 from buddy.compile.persona import EXAMPLE_NOW, find_project_root
 
-__all__ = ["render_json", "render_markdown", "view"]
+__all__ = ["fence", "json_block", "relative", "render_json", "render_markdown", "view"]
 
 
-def _rel(path: Path | None, root: Path) -> str:
+def relative(path: Path | None, root: Path) -> str:
+    """``path`` relative to the project ``root`` (``/``-separated), as the view shows it."""
     if path is None:
         return ""
     try:
@@ -55,7 +58,7 @@ def _model(spec: ModelSpec) -> dict[str, Any]:
 
 
 def _handler(ref: HandlerRef, root: Path) -> dict[str, Any]:
-    return {"reference": ref.reference, "file": _rel(ref.file, root), "async": ref.is_async}
+    return {"reference": ref.reference, "file": relative(ref.file, root), "async": ref.is_async}
 
 
 def view(
@@ -88,38 +91,13 @@ def view(
         for h in b.before_hooks
     ]
     after = [{"handler": _handler(h.handler, root), "tools": list(h.tools)} for h in b.after_hooks]
-    subscriptions = []
-    for s in b.proactive.subscriptions:
-        trigger: dict[str, Any] = {"type": s.trigger.type}
-        if s.trigger.dataset:
-            trigger["dataset"] = s.trigger.dataset
-        if s.trigger.at is not None:
-            trigger["at"] = s.trigger.at.isoformat()
-        if s.trigger.interval_minutes is not None:
-            trigger["interval_minutes"] = s.trigger.interval_minutes
-        subscriptions.append(
-            {
-                "key": s.key,
-                "title": s.title,
-                "reason": s.reason,
-                "trigger": trigger,
-                "quiet_hours": {
-                    "start": s.quiet_hours.start,
-                    "end": s.quiet_hours.end,
-                    "timezone": s.quiet_hours.timezone,
-                },
-                "cooldown_minutes": s.cooldown_minutes,
-                "daily_limit": s.daily_limit,
-                "activate": s.activate,
-            }
-        )
     moment = now or EXAMPLE_NOW
-    return {
+    shown: dict[str, Any] = {
         "buddy": {
             "name": b.name,
             "title": b.title,
             "description": b.description,
-            "manifest": _rel(b.manifest, root),
+            "manifest": relative(b.manifest, root),
         },
         "profile": b.profile,
         "model": _model(b.model),
@@ -129,35 +107,25 @@ def view(
         ),
         "tools": tools,
         "hooks": {"before_tool_call": before, "after_tool_call": after},
-        "proactive": {"prompt": b.proactive.prompt, "subscriptions": subscriptions},
-        "data": {
-            "origin": _rel(b.data.origin, root),
-            "after_read": b.data.after_read,
-            "requirements": [
-                {
-                    "id": r.id,
-                    "purpose": r.purpose,
-                    "title": r.title,
-                    "source": r.source,
-                    "schema_version": r.schema_version,
-                }
-                for r in b.data.requirements
-            ],
-        },
+    }
+    for section in sections():  # each capability's part, in registry order
+        if section.key in b.sections:
+            shown[section.key] = resolve(section.render)(b.sections[section.key], root)
+    return shown | {
         "resources": [{"path": r.path, "size": r.size, "sha256": r.sha256} for r in b.resources],
         "widgets": [
             {
                 "type": w.type,
                 "title": w.title,
                 "description": w.description,
-                "file": _rel(w.file, root),
+                "file": relative(w.file, root),
                 "modules": [
                     {"name": m.name, "title": m.title, "record": m.record} for m in w.modules
                 ],
             }
             for w in b.widgets
         ],
-        "files": [_rel(f, root) for f in b.files],
+        "files": [relative(f, root) for f in b.files],
     }
 
 
@@ -173,15 +141,17 @@ def render_json(
     )
 
 
-def _fence(text: str, lang: str = "") -> str:
+def fence(text: str, lang: str = "") -> str:
+    """``text`` in a Markdown code fence longer than any backtick run inside it."""
     longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
     ticks = "`" * max(3, longest + 1)
     body = text if text.endswith("\n") else text + "\n"
     return f"{ticks}{lang}\n{body}{ticks}\n"
 
 
-def _json_block(data: Any) -> str:
-    return _fence(json.dumps(data, ensure_ascii=False, indent=2), "json")
+def json_block(data: Any) -> str:
+    """``data`` as an indented JSON code block."""
+    return fence(json.dumps(data, ensure_ascii=False, indent=2), "json")
 
 
 def render_markdown(
@@ -200,11 +170,11 @@ def render_markdown(
     )
 
     out.append("## Model\n")
-    out.append(_json_block(v["model"]))
+    out.append(json_block(v["model"]))
 
     c = v["conversation"]
     out.append(f"## System prompt ({c['kind']} conversation, now = {c['now']})\n")
-    out.append(_fence(v["system_prompt"], "text"))
+    out.append(fence(v["system_prompt"], "text"))
 
     out.append(f"## Tools ({len(v['tools'])})\n")
     for t in v["tools"]:
@@ -228,18 +198,19 @@ def render_markdown(
             facts.append(f"- timeout: {t['timeout_seconds']} s")
         if facts:
             out.append("\n".join(facts) + "\n")
-        out.append(_fence(t["description"], "text"))
-        out.append(_json_block(t["parameters"]))
+        out.append(fence(t["description"], "text"))
+        out.append(json_block(t["parameters"]))
 
     out.append("## Hooks\n")
-    out.append(_json_block(v["hooks"]))
+    out.append(json_block(v["hooks"]))
 
-    out.append("## Proactive\n")
-    out.append(_fence(v["proactive"]["prompt"], "text"))
-    out.append(_json_block(v["proactive"]["subscriptions"]))
-
-    out.append("## Data declaration\n")
-    out.append(_json_block(v["data"]))
+    for section in sections():
+        if section.key in v:
+            out.append(f"## {section.heading}\n")
+            if section.markdown:
+                out.extend(resolve(section.markdown)(v[section.key]))
+            else:
+                out.append(json_block(v[section.key]))
 
     out.append(f"## Resources ({len(v['resources'])})\n")
     if v["resources"]:
@@ -255,7 +226,7 @@ def render_markdown(
     for w in v["widgets"]:
         out.append(f"### `{w['type']}` · {w['title']}\n")
         out.append(
-            _json_block(
+            json_block(
                 {"description": w["description"], "file": w["file"], "modules": w["modules"]}
             )
         )

@@ -23,7 +23,7 @@ from pydantic import ValidationError
 from buddy.compile.project import find_project_root, inside
 from buddy.errors import Issue
 from buddy.manifest.locate import issue_at, issues_from_validation
-from buddy.manifest.schema import Manifest
+from buddy.manifest.schema import CoreManifest, manifest_model
 from buddy.manifest.yamlio import Document, YamlPath, load_document
 
 __all__ = ["MAX_EXTENDS_DEPTH", "Source", "deep_merge", "read_manifest"]
@@ -48,8 +48,8 @@ class Source:
 
     path: Path
     doc: Document | None
-    manifest: Manifest | None
-    partial: Manifest | None = None
+    manifest: CoreManifest | None
+    partial: CoreManifest | None = None
     failed: frozenset[str] = frozenset()
     issues: list[Issue] = field(default_factory=list)
     files: list[Path] = field(default_factory=list)
@@ -98,9 +98,9 @@ def read_manifest(path: Path) -> Source:
     doc.data.pop("extends", None)
     source.doc = doc
     try:
-        source.manifest = Manifest.model_validate(doc.data)
+        source.manifest = manifest_model().model_validate(doc.data)
     except ValidationError as exc:
-        source.issues.extend(issues_from_validation(doc, exc, Manifest))
+        source.issues.extend(issues_from_validation(doc, exc, manifest_model()))
         source.failed = frozenset(str(e["loc"][0]) for e in exc.errors() if e["loc"])
         source.partial = _partial(doc.data, source.failed)
     return source
@@ -110,13 +110,14 @@ def read_manifest(path: Path) -> Source:
 _PLACEHOLDERS: dict[str, Any] = {"name": "invalid", "model": "test", "persona": {"prompt": "-"}}
 
 
-def _partial(data: dict[str, Any], failed: frozenset[str]) -> Manifest | None:
+def _partial(data: dict[str, Any], failed: frozenset[str]) -> CoreManifest | None:
     """A manifest of the sections that validated on their own (see :attr:`Source.partial`)."""
-    values = {k: v for k, v in data.items() if k in Manifest.model_fields and k not in failed}
+    model = manifest_model()
+    values = {k: v for k, v in data.items() if k in model.model_fields and k not in failed}
     for key, value in _PLACEHOLDERS.items():
         values.setdefault(key, value)
     try:
-        return Manifest.model_validate(values)
+        return model.model_validate(values)
     except ValidationError:  # pragma: no cover - sections are independent
         return None
 

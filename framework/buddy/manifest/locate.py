@@ -15,7 +15,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
 from buddy.errors import Issue
-from buddy.manifest.schema import CUSTOM_ERROR_CODES, did_you_mean
+from buddy.manifest.schema import custom_codes, did_you_mean
 from buddy.manifest.yamlio import Document, Loc, YamlPath, format_path
 
 __all__ = ["error_code", "issue_at", "issues_from_validation", "loc_of"]
@@ -112,7 +112,7 @@ def error_code(kind: str) -> str:
         return _CODES[kind]
     if kind.endswith(("_type", "_parsing")):
         return "type"
-    return kind if kind in CUSTOM_ERROR_CODES else "invalid-value"
+    return kind if kind in custom_codes() else "invalid-value"
 
 
 def _one(doc: Document, detail: ErrorDetails, root: type[BaseModel], prefix: YamlPath) -> Issue:

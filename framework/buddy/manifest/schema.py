@@ -14,10 +14,8 @@ from __future__ import annotations
 import difflib
 import json
 import re
-import zoneinfo
-from datetime import datetime
 from functools import cache, lru_cache
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
@@ -26,59 +24,48 @@ from pydantic import (
     Discriminator,
     Field,
     Tag,
+    create_model,
     field_validator,
     model_validator,
 )
 from pydantic_core import PydanticCustomError
 
 from buddy.capabilities import registry
-from buddy.capabilities.data.datasets import DATA_ACCESS_CAPABILITIES
 from buddy.models.providers import BASE_URL_PATTERN, PROVIDERS, infer_provider, split_ref
-from buddy.platform.limits import (
-    DECLARATION_REQUIREMENTS_MAX,
-    PURPOSE_CHARS,
-    SUBSCRIPTION_KEY_PATTERN,
-)
+
+if TYPE_CHECKING:
+    from buddy.capabilities import Section
 
 __all__ = [
     "HANDLER_PATTERN",
     "PLATFORM_TOOL_NAMES",
     "SLUG_PATTERN",
+    "CoreManifest",
     "CustomTool",
-    "DataSection",
-    "DataUpdatedTrigger",
     "DenyRule",
-    "EventTrigger",
     "HandlerRule",
     "Hooks",
-    "Manifest",
     "MemoryDeleteTool",
     "MemoryListTool",
     "MemoryWriteTool",
     "ModelOptions",
     "Persona",
-    "Proactive",
     "Profile",
-    "QuietHours",
-    "Requirement",
-    "ScheduleTrigger",
-    "Subscription",
+    "Strict",
     "ThinkingOptions",
+    "choices",
+    "custom_codes",
     "did_you_mean",
+    "manifest_model",
 ]
 
 SLUG_PATTERN = r"^[a-z0-9][a-z0-9-]{0,62}$"
 TOOL_NAME_PATTERN = r"^[a-zA-Z0-9_-]{1,64}$"
 HANDLER_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*$"
 _HANDLER_RE = re.compile(HANDLER_PATTERN)
-_TIME_RE = re.compile(r"^([01][0-9]|2[0-3]):[0-5][0-9]$")
 
 #: Every platform tool a manifest may list by name: the registered capabilities' tools.
 PLATFORM_TOOL_NAMES: tuple[str, ...] = registry().tool_names()
-
-DEFAULT_QUIET_START = "22:30"
-DEFAULT_QUIET_END = "08:00"
-DEFAULT_TIMEZONE = "Asia/Shanghai"
 
 
 # Our own error codes raised from validators (pydantic's own types are mapped in locate.py).
@@ -96,10 +83,6 @@ CUSTOM_ERROR_CODES = frozenset(
         "tool-schema",
         "tool-kind",
         "hook-kind",
-        "unknown-dataset",
-        "time-format",
-        "timezone",
-        "datetime-offset",
     }
 )
 
@@ -110,11 +93,13 @@ def did_you_mean(word: str, choices: list[str] | tuple[str, ...]) -> str:
     return f"did you mean `{close[0]}`?" if close else ""
 
 
-def _choices(word: str, choices: list[str] | tuple[str, ...]) -> str:
+def choices(word: str, choices: list[str] | tuple[str, ...]) -> str:
     return did_you_mean(word, choices) or f"known: {', '.join(choices)}"
 
 
-class _Strict(BaseModel):
+class Strict(BaseModel):
+    """Every manifest model: unknown keys are errors, no coercion, frozen."""
+
     model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
 
 
@@ -134,7 +119,7 @@ def _check_model_ref(value: str) -> str:
             raise PydanticCustomError(
                 "unknown-provider",
                 "unknown model provider `{provider}`",
-                {"provider": provider, "hint": _choices(provider, tuple(PROVIDERS))},
+                {"provider": provider, "hint": choices(provider, tuple(PROVIDERS))},
             )
         if not name:
             raise PydanticCustomError(
@@ -173,7 +158,7 @@ ModelString = Annotated[
 ]
 
 
-class ThinkingOptions(_Strict):
+class ThinkingOptions(Strict):
     """Thinking before answering, in detail (``thinking: true`` is all defaults)."""
 
     enabled: bool = Field(default=True, description="Thinking on or off.")
@@ -207,7 +192,7 @@ ThinkingRef = Annotated[
 ]
 
 
-class _ModelOptionsBase(_Strict):
+class _ModelOptionsBase(Strict):
     provider: str | None = Field(
         default=None,
         description="Provider id; inferred from `name` when omitted.",
@@ -235,7 +220,7 @@ class _ModelOptionsBase(_Strict):
             raise PydanticCustomError(
                 "unknown-provider",
                 "unknown model provider `{provider}`",
-                {"provider": value, "hint": _choices(value, tuple(PROVIDERS))},
+                {"provider": value, "hint": choices(value, tuple(PROVIDERS))},
             )
         return value
 
@@ -284,7 +269,7 @@ ModelRef = Annotated[
 # ---------------------------------------------------------------- persona
 
 
-class Persona(_Strict):
+class Persona(Strict):
     """Who the buddy is: a shared template or an inline prompt, plus traits and vars."""
 
     model_config = ConfigDict(
@@ -336,7 +321,7 @@ def _check_platform_tool(value: str) -> str:
             "unknown-platform-tool",
             "`{name}` is not a platform tool (a custom tool is a mapping with "
             "`name`, `description`, `parameters` and `handler`)",
-            {"name": value, "hint": _choices(value, names)},
+            {"name": value, "hint": choices(value, names)},
         )
     return value
 
@@ -451,7 +436,7 @@ def _check_object_schema(value: dict[str, Any]) -> dict[str, Any]:
 ParameterSchema = Annotated[dict[str, Any], AfterValidator(_check_object_schema)]
 
 
-class CustomTool(_Strict):
+class CustomTool(Strict):
     """A tool whose body is a Python function in the buddy's plugins."""
 
     name: ToolName
@@ -467,7 +452,7 @@ class CustomTool(_Strict):
     )
 
 
-class _DeclarativeTool(_Strict):
+class _DeclarativeTool(Strict):
     name: ToolName
     label: Label | None = None
     description: Description
@@ -540,7 +525,7 @@ ToolItem = Annotated[
 # ---------------------------------------------------------------- hooks
 
 
-class DenyRule(_Strict):
+class DenyRule(Strict):
     """Refuse calls of the listed tools, in the turns `when` names."""
 
     deny: list[Annotated[str, Field(min_length=1)]] = Field(min_length=1)
@@ -548,7 +533,7 @@ class DenyRule(_Strict):
     reason: str = Field(min_length=1, max_length=500, description="What the model is told.")
 
 
-class HandlerRule(_Strict):
+class HandlerRule(Strict):
     """Call a plugin function for each tool call (optionally only for `tools`)."""
 
     handler: HandlerString
@@ -588,178 +573,25 @@ AfterRule = Annotated[
 ]
 
 
-class Hooks(_Strict):
+class Hooks(Strict):
     """Rules run around every tool call."""
 
     before_tool_call: list[BeforeRule] = Field(default_factory=list)
     after_tool_call: list[AfterRule] = Field(default_factory=list)
 
 
-# ---------------------------------------------------------------- data
-
-
-def _check_dataset(value: str) -> str:
-    if value not in DATA_ACCESS_CAPABILITIES:
-        raise PydanticCustomError(
-            "unknown-dataset",
-            "`{id}` is not in the capability catalogue",
-            {"id": value, "hint": _choices(value, tuple(DATA_ACCESS_CAPABILITIES))},
-        )
-    return value
-
-
-DatasetId = Annotated[
-    str,
-    Field(json_schema_extra={"enum": list(DATA_ACCESS_CAPABILITIES)}),
-    AfterValidator(_check_dataset),
-]
-
-
-class Requirement(_Strict):
-    """One dataset the buddy needs, and why (the user reads `purpose`)."""
-
-    id: DatasetId
-    purpose: str = Field(min_length=1, max_length=PURPOSE_CHARS)
-
-
-class DataSection(_Strict):
-    """The buddy's data declaration, uploaded to the platform at start."""
-
-    requirements: list[Requirement] = Field(
-        default_factory=list, max_length=DECLARATION_REQUIREMENTS_MAX
-    )
-    after_read: Literal["platform", "strict"] = Field(
-        default="platform",
-        description="What is refused for the rest of a turn that read user data: `platform` "
-        "(the platform's rule: memory writes and question cards) or `strict` (also widget "
-        "writes and proactive subscriptions).",
-    )
-
-
-# ---------------------------------------------------------------- proactive
-
-
-def _check_time(value: str) -> str:
-    if not _TIME_RE.match(value):
-        raise PydanticCustomError(
-            "time-format", "`{value}` is not a time of day `HH:MM` (00:00–23:59)", {"value": value}
-        )
-    return value
-
-
-@cache
-def _timezones() -> frozenset[str]:
-    # `available_timezones` lists IANA keys only (no `localtime`, no file paths); the
-    # tzdata package guarantees the same list on every machine.
-    return frozenset(zoneinfo.available_timezones())
-
-
-def _check_timezone(value: str) -> str:
-    if value not in _timezones():
-        raise PydanticCustomError(
-            "timezone",
-            "`{value}` is not an IANA timezone such as Asia/Shanghai",
-            {"value": value, "hint": did_you_mean(value, sorted(_timezones()))},
-        )
-    return value
-
-
-def _check_offset(value: datetime) -> datetime:
-    if value.tzinfo is None or value.utcoffset() is None:
-        raise PydanticCustomError(
-            "datetime-offset",
-            "`at` needs a UTC offset, e.g. 2026-12-07T20:00:00+08:00",
-        )
-    return value
-
-
-TimeOfDay = Annotated[
-    str, Field(json_schema_extra={"pattern": _TIME_RE.pattern}), AfterValidator(_check_time)
-]
-
-
-class QuietHours(_Strict):
-    """No proactive message between `start` and `end` (local time of `timezone`)."""
-
-    start: TimeOfDay = DEFAULT_QUIET_START
-    end: TimeOfDay = DEFAULT_QUIET_END
-    timezone: Annotated[str, AfterValidator(_check_timezone)] = DEFAULT_TIMEZONE
-
-
-class EventTrigger(_Strict):
-    """A platform event: a finished workout or a new night's sleep."""
-
-    type: Literal["workout.completed", "sleep.ready"]
-
-
-class DataUpdatedTrigger(_Strict):
-    """New data arrived, optionally only for one dataset."""
-
-    type: Literal["data.updated"]
-    dataset: DatasetId | None = None
-
-
-class ScheduleTrigger(_Strict):
-    """A time, repeated every `interval_minutes` (fixed interval, no DST adjustment)."""
-
-    type: Literal["schedule"]
-    at: Annotated[datetime, Field(strict=False), AfterValidator(_check_offset)] = Field(
-        description="ISO-8601 date-time with an offset."
-    )
-    interval_minutes: int | None = Field(default=None, ge=60, le=525600)
-
-
-TriggerMapping = Annotated[
-    EventTrigger | DataUpdatedTrigger | ScheduleTrigger, Field(discriminator="type")
-]
-
-
-def _trigger_tag(value: Any) -> str:
-    return "trigger-mapping" if isinstance(value, dict) else "event-name"
-
-
-Trigger = Annotated[
-    Annotated[Literal["workout.completed", "sleep.ready"], Tag("event-name")]
-    | Annotated[TriggerMapping, Tag("trigger-mapping")],
-    Discriminator(_trigger_tag),
-]
-
-
-class Subscription(_Strict):
-    """A proactive subscription, created by stable `key`."""
-
-    key: str = Field(pattern=SUBSCRIPTION_KEY_PATTERN)
-    title: str = Field(min_length=1, max_length=100)
-    reason: str = Field(min_length=1, max_length=500)
-    trigger: Trigger
-    quiet_hours: QuietHours | None = None
-    cooldown_minutes: int = Field(default=120, ge=0, le=10080)
-    daily_limit: int = Field(default=3, ge=1, le=20)
-    activate: Literal["on_first_message", "manual"] = Field(
-        default="on_first_message",
-        description="`on_first_message`: created when a private conversation is first built; "
-        "`manual`: a template that code or the model subscribes by key.",
-    )
-
-
-class Proactive(_Strict):
-    """Proactive turns: what the model is told in them, and the subscriptions."""
-
-    prompt: str | None = Field(default=None, min_length=1, max_length=4000)
-    subscriptions: list[Subscription] = Field(default_factory=list, max_length=20)
-
-
 # ---------------------------------------------------------------- manifest
 
 
-class Profile(_Strict):
+class Profile(Strict):
     """Per-environment choices, selected with `--profile` or `BUDDY_PROFILE`."""
 
     model: ModelRef
 
 
-class Manifest(_Strict):
-    """A buddy: `buddy.yaml`."""
+class CoreManifest(Strict):
+    """A buddy: `buddy.yaml` — its own keys; :func:`manifest_model` adds the capabilities'
+    sections (``data``, ``proactive`` …)."""
 
     model_config = ConfigDict(
         strict=True,
@@ -791,8 +623,6 @@ class Manifest(_Strict):
     persona: Persona
     tools: list[ToolItem] = Field(default_factory=list)
     hooks: Hooks = Field(default_factory=Hooks)
-    data: DataSection | None = None
-    proactive: Proactive = Field(default_factory=Proactive)
     resources: str = Field(default="resources", min_length=1)
     widgets: str = Field(default="widgets", min_length=1)
     profiles: dict[Annotated[str, Field(pattern=SLUG_PATTERN)], Profile] = Field(
@@ -801,19 +631,46 @@ class Manifest(_Strict):
     )
 
 
+def manifest_model() -> type[CoreManifest]:
+    """``buddy.yaml``'s model: the manifest's own keys, then each registered capability's
+    section (``Section.key``: its model, or ``None`` when absent or empty), in registry
+    order."""
+    from buddy.capabilities import sections
+
+    return _composed(sections())
+
+
+@cache
+def _composed(sections: tuple[Section, ...]) -> type[CoreManifest]:
+    from buddy.capabilities import resolve
+
+    fields: dict[str, Any] = {s.key: (resolve(s.model) | None, None) for s in sections}
+    model: type[CoreManifest] = create_model(
+        "Manifest", __base__=CoreManifest, __doc__="A buddy: `buddy.yaml`.", **fields
+    )
+    return model
+
+
+def custom_codes() -> frozenset[str]:
+    """Every error code our validators raise: the manifest's own and each section's."""
+    from buddy.capabilities import sections
+
+    return CUSTOM_ERROR_CODES.union(*(s.codes for s in sections()))
+
+
 # ---------------------------------------------------------------- widget type files
 
 WIDGET_ID_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,63}$"
 
 
-class WidgetModuleFile(_Strict):
+class WidgetModuleFile(Strict):
     """One module of a widget type: a title and the JSON Schema of one record."""
 
     title: str | None = Field(default=None, min_length=1, max_length=100)
     record: dict[str, Any] = Field(description="JSON Schema of one record (type object).")
 
 
-class WidgetSchemaFile(_Strict):
+class WidgetSchemaFile(Strict):
     """``widgets/<type>/schema.json``: a widget type (the directory name is its id)."""
 
     title: str = Field(min_length=1, max_length=100)

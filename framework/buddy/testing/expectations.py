@@ -24,7 +24,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Discriminator, Field
 from pydantic_core import PydanticCustomError
 
 from buddy.capabilities import data_tools
-from buddy.manifest.schema import DatasetId
+from buddy.capabilities.data.manifest import DatasetId
 from buddy.manifest.yamlio import YamlPath
 from buddy.runtime.loop import DENIAL_PREFIX
 

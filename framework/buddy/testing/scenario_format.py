@@ -34,10 +34,12 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from buddy.capabilities.data.manifest import DatasetId
+from buddy.capabilities.proactive.manifest import DataUpdatedTrigger, EventTrigger
 from buddy.compile.blueprint import Blueprint
 from buddy.errors import Issue
 from buddy.manifest.locate import issue_at, issues_from_validation, loc_of
-from buddy.manifest.schema import DatasetId, DataUpdatedTrigger, EventTrigger, did_you_mean
+from buddy.manifest.schema import did_you_mean
 from buddy.manifest.yamlio import Document, YamlPath, load_document
 from buddy.testing.expectations import Data, Expect, Strict, Text, ToolName, text_or_mapping
 

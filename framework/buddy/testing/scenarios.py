@@ -30,10 +30,10 @@ from zoneinfo import ZoneInfo
 import httpx
 
 from buddy.capabilities import data_tools
+from buddy.capabilities.proactive.manifest import DataUpdatedTrigger
 from buddy.compile.blueprint import Blueprint
 from buddy.errors import ModelError
 from buddy.manifest.locate import loc_of
-from buddy.manifest.schema import DataUpdatedTrigger
 from buddy.manifest.yamlio import YamlPath, format_path
 from buddy.models.base import (
     Done,

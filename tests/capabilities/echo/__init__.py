@@ -1,12 +1,13 @@
-"""A test capability, registered as a third party's would be: one model tool, a part of
-the ``conversation`` object, and a dev-platform part (a table and authenticated routes).
+"""A test capability, registered as a third party's would be: a manifest section (checked,
+compiled, rendered), one model tool, a part of the ``conversation`` object, and a
+dev-platform part (a table and authenticated routes).
 
 It is not shipped; tests/test_capabilities.py registers it through the entry-point path
 of the registry."""
 
 from __future__ import annotations
 
-from buddy.capabilities import Capability
+from buddy.capabilities import Capability, Section
 from tests.capabilities.echo.tools import TOOLS
 
 CAPABILITY = Capability(
@@ -16,4 +17,11 @@ CAPABILITY = Capability(
     platform="tests.capabilities.echo.platform",
     attribute="echo",
     facade="tests.capabilities.echo.conversation:Echo",
+    section=Section(
+        "echo",
+        model="tests.capabilities.echo.manifest:EchoSection",
+        compile="tests.capabilities.echo.compile:compile_echo",
+        render="tests.capabilities.echo.render:render_echo",
+        heading="回声",
+    ),
 )

@@ -5,10 +5,17 @@ from __future__ import annotations
 from typing import Any
 
 from buddy.capabilities.turn import Bound
+from buddy.compile.blueprint import Blueprint
+from tests.capabilities.echo.compiled import EchoSettings
 
 
 class Echo(Bound):
-    """Echoes kept by the platform, one list per conversation."""
+    """Echoes kept by the platform, one list per conversation, said as ``echo:`` says."""
+
+    settings = EchoSettings()
+
+    def configure(self, blueprint: Blueprint) -> None:
+        self.settings = blueprint.sections.get("echo", EchoSettings())
 
     async def keep(self, text: str) -> dict[str, Any]:
         """Store ``text``; answers ``{"text", "count"}`` (how many this conversation has)."""

@@ -4,7 +4,7 @@ The catalogue of datasets is :mod:`buddy.capabilities.data.datasets`."""
 
 from __future__ import annotations
 
-from buddy.capabilities import Capability
+from buddy.capabilities import Capability, Section
 from buddy.capabilities.data.tools import TOOLS
 
 CAPABILITY = Capability(
@@ -12,6 +12,14 @@ CAPABILITY = Capability(
     "用户授权数据（data_access）",
     TOOLS,
     startup="buddy.capabilities.data.startup:upload_declaration",
+    section=Section(
+        "data",
+        model="buddy.capabilities.data.manifest:DataSection",
+        compile="buddy.capabilities.data.compile:compile_data",
+        render="buddy.capabilities.data.render:render_data",
+        heading="Data declaration",
+        codes=frozenset({"unknown-dataset"}),
+    ),
     platform="buddy.capabilities.data.platform",
     attribute="data_access",
     facade="buddy.capabilities.data.conversation:DataAccess",

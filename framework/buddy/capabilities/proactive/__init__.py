@@ -3,7 +3,7 @@ code) whose triggers start a turn nobody asked for."""
 
 from __future__ import annotations
 
-from buddy.capabilities import Capability
+from buddy.capabilities import Capability, Section
 from buddy.capabilities.proactive.tools import TOOLS
 
 CAPABILITY = Capability(
@@ -11,6 +11,15 @@ CAPABILITY = Capability(
     "主动服务（proactive 订阅）",
     TOOLS,
     platform="buddy.capabilities.proactive.platform",
+    section=Section(
+        "proactive",
+        model="buddy.capabilities.proactive.manifest:Proactive",
+        compile="buddy.capabilities.proactive.compile:compile_proactive",
+        render="buddy.capabilities.proactive.render:render_proactive",
+        heading="Proactive",
+        markdown="buddy.capabilities.proactive.render:markdown_proactive",
+        codes=frozenset({"time-format", "timezone", "datetime-offset"}),
+    ),
     attribute="proactive",
     facade="buddy.capabilities.proactive.conversation:ProactiveService",
 )

@@ -11,7 +11,8 @@ from buddy.errors import ToolError
 from buddy.platform.api import path_segment
 
 if TYPE_CHECKING:
-    from buddy.compile.blueprint import Blueprint, SubscriptionSpec
+    from buddy.capabilities.proactive.compiled import SubscriptionSpec
+    from buddy.compile.blueprint import Blueprint
 
 __all__ = ["ProactiveService", "subscription_request"]
 

@@ -26,6 +26,7 @@ from fastapi import APIRouter, Depends, Path, Query, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.routing import APIRoute
 
+from buddy.capabilities.proactive.manifest import DataUpdatedTrigger, QuietHours, ScheduleTrigger
 from buddy.capabilities.proactive.wire import (
     SUBSCRIPTION_KEY_PATTERN,
     TRIGGER,
@@ -43,7 +44,6 @@ from buddy.capabilities.proactive.wire import (
     subscription_problem,
 )
 from buddy.errors import Reject
-from buddy.manifest.schema import DataUpdatedTrigger, QuietHours, ScheduleTrigger
 from buddy.platform.dev.core import (
     ConversationRow,
     EventGate,

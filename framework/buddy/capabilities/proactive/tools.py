@@ -23,9 +23,11 @@ _KEY = {"type": "string", "pattern": SUBSCRIPTION_KEY_PATTERN}
 
 
 def _declared(context: ToolContext) -> str:
-    if not context.subscriptions:
+    spec = context.sections.get("proactive")  # this capability's compiled section
+    subscriptions = spec.subscriptions if spec is not None else ()
+    if not subscriptions:
         return "这只搭子没有预先声明的订阅。"
-    lines = "；".join(f"{key}（{title}）" for key, title in context.subscriptions)
+    lines = "；".join(f"{s.key}（{s.title}）" for s in subscriptions)
     return f"这只搭子预先声明的订阅只需给 key，其余字段按声明：{lines}。"
 
 

@@ -24,7 +24,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from buddy.capabilities.data.datasets import DATA_ACCESS_CAPABILITIES
-from buddy.manifest.schema import (
+from buddy.capabilities.proactive.manifest import (
     DEFAULT_QUIET_END,
     DEFAULT_QUIET_START,
     DEFAULT_TIMEZONE,
@@ -33,8 +33,8 @@ from buddy.manifest.schema import (
     QuietHours,
     ScheduleTrigger,
     Trigger,
-    did_you_mean,
 )
+from buddy.manifest.schema import did_you_mean
 from buddy.platform.limits import (
     COOLDOWN_DEFAULT,
     COOLDOWN_MAX,
