@@ -214,7 +214,7 @@ class Reject(BuddyError):
 
     @classmethod
     def of(cls, refusal: Any) -> Reject:
-        """The answer to a request that breaks one of :mod:`buddy.platform.limits`' rules
+        """The answer to a request that breaks one of :mod:`buddy.platform.limits`' rules (or a capability's ``limits``)
         (a ``Refusal``: ``status``, ``code``, ``reason``)."""
         return cls(refusal.status, refusal.code, refusal.reason)
 

@@ -28,6 +28,7 @@ from fastapi.routing import iter_route_contexts
 from starlette.routing import Mount, WebSocketRoute
 
 import buddy
+from buddy.capabilities.memory.limits import MEMORY_TEXT_BYTES
 from buddy.capabilities.widgets.wire import RECORD_DATA_BYTES
 from buddy.compile.persona import (
     POWER_BITS_MAX,
@@ -39,7 +40,7 @@ from buddy.errors import Issue, ManifestError, PlatformError, ResourceNotFoundEr
 from buddy.platform.client import HttpPlatformClient
 from buddy.platform.conversation import Conversation, Resources
 from buddy.platform.dev.app import REQUEST_BODY_BYTES, create_app
-from buddy.platform.limits import MEMORY_TEXT_BYTES, MESSAGE_TEXT_CHARS
+from buddy.platform.limits import MESSAGE_TEXT_CHARS
 from buddy.playground.app import attach
 from buddy.playground.session import DevSession
 from buddy.testing.local import free_port

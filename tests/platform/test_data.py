@@ -11,13 +11,7 @@ import pytest
 
 from buddy.capabilities.data import simulate
 from buddy.capabilities.data.datasets import DATA_ACCESS_CAPABILITIES
-from buddy.capabilities.data.wire import (
-    DECLARATION_REQUIREMENTS_MAX,
-    PURPOSE_CHARS,
-    Declaration,
-    grant_version,
-)
-from buddy.platform.limits import (
+from buddy.capabilities.data.limits import (
     CALENDAR_DAYS_DEFAULT,
     CALENDAR_DAYS_MAX,
     CALENDAR_DAYS_MIN,
@@ -25,6 +19,12 @@ from buddy.platform.limits import (
     QUERY_DATASETS_MAX,
     QUERY_RESPONSE_BYTES,
     REQUEST_REASON_CHARS,
+)
+from buddy.capabilities.data.wire import (
+    DECLARATION_REQUIREMENTS_MAX,
+    PURPOSE_CHARS,
+    Declaration,
+    grant_version,
 )
 from tests.platform.conftest import Dev
 

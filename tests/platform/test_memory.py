@@ -11,7 +11,7 @@ from urllib.parse import quote
 import httpx
 import pytest
 
-from buddy.platform.limits import (
+from buddy.capabilities.memory.limits import (
     MEMORY_ENTRIES_MAX,
     MEMORY_KEY_CHARS,
     MEMORY_TEXT_BYTES,

@@ -11,15 +11,15 @@ from dataclasses import dataclass
 import httpx
 import pytest
 
-from buddy.errors import PlatformError
-from buddy.platform.api import PlatformClient, path_segment
-from buddy.platform.client import HttpPlatformClient
-from buddy.platform.limits import (
+from buddy.capabilities.memory.limits import (
     MEMORY_ENTRIES_MAX,
     MEMORY_KEY_CHARS,
     MEMORY_TEXT_BYTES,
     MEMORY_TOTAL_BYTES,
 )
+from buddy.errors import PlatformError
+from buddy.platform.api import PlatformClient, path_segment
+from buddy.platform.client import HttpPlatformClient
 from buddy.runtime.agent import DetachedClient
 from tests.platform.conftest import Dev
 

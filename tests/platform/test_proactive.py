@@ -17,10 +17,10 @@ from zoneinfo import ZoneInfo
 import httpx
 import pytest
 
+from buddy.capabilities.proactive import limits
 from buddy.capabilities.proactive.conversation import ProactiveService
 from buddy.capabilities.proactive.wire import SUBSCRIPTION_KEY_CHARS
 from buddy.errors import PlatformError
-from buddy.platform import limits
 from buddy.platform.client import Backoff, HttpPlatformClient
 from buddy.platform.protocol.events import Event
 from tests.platform.conftest import Dev

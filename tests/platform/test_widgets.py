@@ -9,8 +9,8 @@ from typing import Any
 import httpx
 import pytest
 
+from buddy.capabilities.widgets.limits import WIDGET_SUMMARY_CHARS, WIDGET_TITLE_CHARS
 from buddy.capabilities.widgets.platform import ValidatorCache, validator_cache
-from buddy.platform.limits import WIDGET_SUMMARY_CHARS, WIDGET_TITLE_CHARS
 from tests.platform.conftest import Dev
 
 pytestmark = pytest.mark.anyio

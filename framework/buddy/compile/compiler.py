@@ -22,6 +22,9 @@ from pydantic import TypeAdapter, ValidationError
 
 from buddy.capabilities import facades, resolve
 from buddy.capabilities import sections as registered_sections
+from buddy.capabilities.memory.limits import (
+    MEMORY_KEY_SCHEMA,
+)  # told the model when a parameter is a key
 from buddy.compile.blueprint import (
     Blueprint,
     DenyHook,
@@ -79,7 +82,6 @@ from buddy.manifest.yamlio import (
 )
 from buddy.models.base import Thinking
 from buddy.models.providers import PROVIDERS, infer_provider, split_ref
-from buddy.platform.limits import MEMORY_KEY_SCHEMA  # told the model when a parameter is a key
 
 __all__ = ["check", "diagnose", "load", "manifest_path"]
 

@@ -11,8 +11,8 @@ from pydantic import AfterValidator, Field
 from pydantic_core import PydanticCustomError
 
 from buddy.capabilities.data.datasets import DATA_ACCESS_CAPABILITIES
+from buddy.capabilities.data.limits import DECLARATION_REQUIREMENTS_MAX, PURPOSE_CHARS
 from buddy.manifest.schema import Strict, choices
-from buddy.platform.limits import DECLARATION_REQUIREMENTS_MAX, PURPOSE_CHARS
 
 __all__ = ["DataSection", "DatasetId", "Requirement"]
 

@@ -9,7 +9,7 @@ queries answer ``notGranted`` until the user consents again. The dev identity
 (``<buddyId>-dev``) has its own declaration and grants.
 
 Location and calendar are not datasets: a consent card asks for a one-time result, kept
-for :data:`~buddy.platform.limits.ONE_TIME_RESULT_SECONDS` of platform time and then
+for :data:`~buddy.capabilities.data.limits.ONE_TIME_RESULT_SECONDS` of platform time and then
 erased. The dev endpoints play the user: grant or revoke, turn a dataset off in a group,
 answer cards, and override a member's (otherwise simulated) data.
 """
@@ -28,6 +28,11 @@ from fastapi.routing import APIRoute
 
 from buddy.capabilities.data import simulate
 from buddy.capabilities.data.datasets import DATA_ACCESS_CAPABILITIES
+from buddy.capabilities.data.limits import (
+    CALENDAR_DAYS_DEFAULT,
+    ONE_TIME_RESULT_SECONDS,
+    QUERY_RESPONSE_BYTES,
+)
 from buddy.capabilities.data.wire import (
     ConsentAnswer,
     ConsentAnswered,
@@ -58,11 +63,6 @@ from buddy.platform.dev.core import (
     identity,
     new_id,
     platform_of,
-)
-from buddy.platform.limits import (
-    CALENDAR_DAYS_DEFAULT,
-    ONE_TIME_RESULT_SECONDS,
-    QUERY_RESPONSE_BYTES,
 )
 
 __all__ = ["LINKS", "STATUSES", "TABLES", "dev_router", "router"]

@@ -7,7 +7,7 @@ from typing import Any
 
 from buddy.capabilities import PlatformTool, obj
 from buddy.capabilities.data.datasets import DATA_ACCESS_CAPABILITIES
-from buddy.platform.limits import (
+from buddy.capabilities.data.limits import (
     CALENDAR_DAYS_DEFAULT,
     CALENDAR_DAYS_MAX,
     CALENDAR_DAYS_MIN,

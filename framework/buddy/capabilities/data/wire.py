@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, Field, model_validator
 
 from buddy.capabilities.data.datasets import DATA_ACCESS_CAPABILITIES
-from buddy.platform.limits import (
+from buddy.capabilities.data.limits import (
     CALENDAR_DAYS_DEFAULT,
     CALENDAR_DAYS_MAX,
     CALENDAR_DAYS_MIN,

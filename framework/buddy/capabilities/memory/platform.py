@@ -13,15 +13,15 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Path, Request
 from starlette.convertors import Convertor, register_url_convertor
 
-from buddy.capabilities.memory.wire import MemoryEntry, MemoryList, MemoryWrite
-from buddy.errors import Reject
-from buddy.platform.dev.core import ConversationRow, conversation, platform_of
-from buddy.platform.limits import (
+from buddy.capabilities.memory.limits import (
     MEMORY_KEY_CHARS,
     memory_capacity_refusal,
     memory_key_refusal,
     memory_text_refusal,
 )
+from buddy.capabilities.memory.wire import MemoryEntry, MemoryList, MemoryWrite
+from buddy.errors import Reject
+from buddy.platform.dev.core import ConversationRow, conversation, platform_of
 
 __all__ = ["LINKS", "PATH_CODES", "TABLES", "check_key", "router"]
 

@@ -1,7 +1,7 @@
 """Wire shapes of the memory capability (``/internal/v1/memory``).
 
 A conversation's memory is a set of ``key → text`` entries the buddy writes for itself.
-Limits (``buddy.platform.limits``): a key is 1–64 characters without whitespace or ``/``;
+Limits (:mod:`buddy.capabilities.memory.limits`): a key is 1–64 characters without whitespace or ``/``;
 a text is at most 16384 UTF-8 bytes; at most 64 entries and 262144 bytes of text in total
 per conversation.
 """
@@ -12,7 +12,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, Field
 
-from buddy.platform.limits import MEMORY_TEXT_BYTES
+from buddy.capabilities.memory.limits import MEMORY_TEXT_BYTES
 from buddy.platform.protocol.conversation import Wire
 from buddy.platform.protocol.values import valid_unicode
 

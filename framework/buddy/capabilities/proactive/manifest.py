@@ -16,8 +16,19 @@ from pydantic import AfterValidator, Discriminator, Field, Tag
 from pydantic_core import PydanticCustomError
 
 from buddy.capabilities.data.manifest import DatasetId
+from buddy.capabilities.proactive.limits import (
+    COOLDOWN_DEFAULT,
+    COOLDOWN_MAX,
+    DAILY_LIMIT_DEFAULT,
+    DAILY_LIMIT_MAX,
+    DAILY_LIMIT_MIN,
+    INTERVAL_MAX,
+    INTERVAL_MIN,
+    SUBSCRIPTION_KEY_PATTERN,
+    SUBSCRIPTION_REASON_CHARS,
+    SUBSCRIPTION_TITLE_CHARS,
+)
 from buddy.manifest.schema import Strict, did_you_mean
-from buddy.platform.limits import SUBSCRIPTION_KEY_PATTERN
 
 __all__ = [
     "DEFAULT_QUIET_END",
@@ -105,7 +116,7 @@ class ScheduleTrigger(Strict):
     at: Annotated[datetime, Field(strict=False), AfterValidator(_check_offset)] = Field(
         description="ISO-8601 date-time with an offset."
     )
-    interval_minutes: int | None = Field(default=None, ge=60, le=525600)
+    interval_minutes: int | None = Field(default=None, ge=INTERVAL_MIN, le=INTERVAL_MAX)
 
 
 TriggerMapping = Annotated[
@@ -128,12 +139,12 @@ class Subscription(Strict):
     """A proactive subscription, created by stable `key`."""
 
     key: str = Field(pattern=SUBSCRIPTION_KEY_PATTERN)
-    title: str = Field(min_length=1, max_length=100)
-    reason: str = Field(min_length=1, max_length=500)
+    title: str = Field(min_length=1, max_length=SUBSCRIPTION_TITLE_CHARS)
+    reason: str = Field(min_length=1, max_length=SUBSCRIPTION_REASON_CHARS)
     trigger: Trigger
     quiet_hours: QuietHours | None = None
-    cooldown_minutes: int = Field(default=120, ge=0, le=10080)
-    daily_limit: int = Field(default=3, ge=1, le=20)
+    cooldown_minutes: int = Field(default=COOLDOWN_DEFAULT, ge=0, le=COOLDOWN_MAX)
+    daily_limit: int = Field(default=DAILY_LIMIT_DEFAULT, ge=DAILY_LIMIT_MIN, le=DAILY_LIMIT_MAX)
     activate: Literal["on_first_message", "manual"] = Field(
         default="on_first_message",
         description="`on_first_message`: created when a private conversation is first built; "

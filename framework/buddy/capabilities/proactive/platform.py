@@ -26,6 +26,7 @@ from fastapi import APIRouter, Depends, Path, Query, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.routing import APIRoute
 
+from buddy.capabilities.proactive.limits import COOLDOWN_MAX, SUBSCRIPTIONS_ACTIVE_MAX
 from buddy.capabilities.proactive.manifest import DataUpdatedTrigger, QuietHours, ScheduleTrigger
 from buddy.capabilities.proactive.wire import (
     SUBSCRIPTION_KEY_PATTERN,
@@ -55,7 +56,6 @@ from buddy.platform.dev.core import (
     new_id,
     platform_of,
 )
-from buddy.platform.limits import COOLDOWN_MAX, SUBSCRIPTIONS_ACTIVE_MAX
 
 __all__ = [
     "EVENT_GATES",

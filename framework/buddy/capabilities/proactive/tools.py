@@ -6,7 +6,7 @@ from typing import Any
 
 from buddy.capabilities import PlatformTool, ToolContext, obj
 from buddy.capabilities.data.datasets import DATA_ACCESS_CAPABILITIES
-from buddy.platform.limits import (
+from buddy.capabilities.proactive.limits import (
     COOLDOWN_MAX,
     DAILY_LIMIT_MAX,
     DAILY_LIMIT_MIN,

@@ -3,7 +3,7 @@
 A subscription request is checked by the same rules as a manifest's
 ``proactive.subscriptions`` entry: the trigger and quiet-hours models are the manifest's
 own (:mod:`buddy.manifest.schema`), the numeric limits come from
-:mod:`buddy.platform.limits`. :func:`subscription_problem` turns validation errors into
+:mod:`buddy.capabilities.proactive.limits`. :func:`subscription_problem` turns validation errors into
 the one-sentence reason of a ``400 subscription_invalid``.
 """
 
@@ -24,18 +24,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from buddy.capabilities.data.datasets import DATA_ACCESS_CAPABILITIES
-from buddy.capabilities.proactive.manifest import (
-    DEFAULT_QUIET_END,
-    DEFAULT_QUIET_START,
-    DEFAULT_TIMEZONE,
-    DataUpdatedTrigger,
-    EventTrigger,
-    QuietHours,
-    ScheduleTrigger,
-    Trigger,
-)
-from buddy.manifest.schema import did_you_mean
-from buddy.platform.limits import (
+from buddy.capabilities.proactive.limits import (
     COOLDOWN_DEFAULT,
     COOLDOWN_MAX,
     DAILY_LIMIT_DEFAULT,
@@ -48,6 +37,17 @@ from buddy.platform.limits import (
     SUBSCRIPTION_REASON_CHARS,
     SUBSCRIPTION_TITLE_CHARS,
 )
+from buddy.capabilities.proactive.manifest import (
+    DEFAULT_QUIET_END,
+    DEFAULT_QUIET_START,
+    DEFAULT_TIMEZONE,
+    DataUpdatedTrigger,
+    EventTrigger,
+    QuietHours,
+    ScheduleTrigger,
+    Trigger,
+)
+from buddy.manifest.schema import did_you_mean
 from buddy.platform.protocol.conversation import Wire
 
 __all__ = [

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from buddy.capabilities import PlatformTool, obj
-from buddy.platform.limits import (
+from buddy.capabilities.questions.limits import (
     ASK_OPTION_CHARS,
     ASK_OPTIONS_MAX,
     ASK_OPTIONS_MIN,

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from buddy.capabilities import PlatformTool, ToolContext, obj
-from buddy.platform.limits import WIDGET_TITLE_CHARS
+from buddy.capabilities.widgets.limits import WIDGET_TITLE_CHARS
 
 _RUN = "buddy.capabilities.widgets.execute"
 _FAILURE = (

@@ -13,7 +13,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, Field
 
-from buddy.platform.limits import WIDGET_SUMMARY_CHARS, WIDGET_TITLE_CHARS
+from buddy.capabilities.widgets.limits import WIDGET_SUMMARY_CHARS, WIDGET_TITLE_CHARS
 from buddy.platform.protocol.conversation import Wire
 from buddy.platform.protocol.values import compact_bytes, json_problem, valid_unicode
 

@@ -9,11 +9,13 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic_core import PydanticCustomError
 
-from buddy.platform.limits import (
+from buddy.capabilities.questions.limits import (
     ASK_OPTION_CHARS,
     ASK_OPTIONS_MAX,
     ASK_OPTIONS_MIN,
     ASK_QUESTION_CHARS,
+)
+from buddy.platform.limits import (
     JSON_DEPTH_MAX,
     MESSAGE_TEXT_CHARS,
     STEP_CONTENT_BYTES,

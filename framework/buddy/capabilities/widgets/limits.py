@@ -1,0 +1,15 @@
+"""The widgets capability's limits (SPEC §4). Widgets.
+
+One table, read by its tools' schemas, its wire models and its dev-platform part, so they
+cannot drift apart. Standard library only: ``buddy validate`` imports it.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "WIDGET_SUMMARY_CHARS",
+    "WIDGET_TITLE_CHARS",
+]
+
+WIDGET_TITLE_CHARS = 100
+WIDGET_SUMMARY_CHARS = 500
