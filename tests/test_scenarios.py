@@ -623,3 +623,17 @@ def test_all_names_exist(module: str) -> None:
     imported = importlib.import_module(module)
     for name in imported.__all__:
         assert hasattr(imported, name), f"{module}.{name}"
+
+
+async def test_an_action_the_platform_refuses_fails_with_its_code_and_reason(
+    tmp_path: Path,
+) -> None:
+    # The dev platform's answer reaches the failure as PlatformError fields (status, code,
+    # reason), not parsed back out of an exception's text.
+    text = "- name: a\n  steps:\n    - data: {dataset: health.sleep, items: [{nope: 1}]}\n"
+    result = await run_scenario(AUNT, _suite(tmp_path, text), 0)
+    (failure,) = result.failures
+    assert (failure.line, failure.column, failure.path) == (3, 7, "[0].steps[0].data")
+    assert failure.message.startswith(
+        "the platform refused (400 item_field_unknown): items.0.nope is not a field of health.sleep"
+    )

@@ -114,11 +114,14 @@ class PlatformError(BuddyError):
     Attributes:
         status: The HTTP status, or 0 when no response arrived.
         reason: The platform's reason string.
+        code: The platform's machine-readable code (``memory_full`` …), ``""`` when its
+            answer had none.
     """
 
-    def __init__(self, status: int, reason: str) -> None:
+    def __init__(self, status: int, reason: str, *, code: str = "") -> None:
         self.status = status
         self.reason = reason
+        self.code = code
         super().__init__(f"platform error {status}: {reason}" if status else reason)
 
 
@@ -127,6 +130,11 @@ class SupersededError(PlatformError):
 
     def __init__(self, reason: str) -> None:
         super().__init__(0, f"superseded: {reason}")
+
+
+class StartError(BuddyError):
+    """Something the tooling starts (a local dev platform, a buddy in the playground) did
+    not come up; the message says which and why."""
 
 
 class ResourceNotFoundError(BuddyError, LookupError):

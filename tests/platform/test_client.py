@@ -95,3 +95,30 @@ async def test_conversation_object_binds_the_capabilities(dev: Dev) -> None:
     assert conversation.proactive.is_running() is False
     conversation.proactive.running = True
     assert conversation.proactive.is_running() is True
+
+
+async def test_a_refusal_carries_the_platforms_code() -> None:
+    from buddy.testing.local import LocalPlatform
+
+    async with LocalPlatform() as platform:
+        tokens = await platform.register("coded")
+        client = HttpPlatformClient(platform.url, tokens["token"])
+        try:
+            with pytest.raises(PlatformError) as refused:
+                await client.conversation_info("c_nowhere")
+        finally:
+            await client.close()
+        with pytest.raises(PlatformError) as dev:  # LocalPlatform's own calls too
+            await platform.dev(
+                "PUT",
+                "/grants",
+                json={
+                    "identity": "coded",
+                    "member_id": "m_x",
+                    "dataset": "health.sleep",
+                    "granted": True,
+                },
+            )
+    assert (refused.value.status, refused.value.code) == (404, "conversation_not_found")
+    assert (dev.value.status, dev.value.code) == (404, "member_not_found")
+    assert dev.value.reason

@@ -164,7 +164,7 @@ class HttpPlatformClient(PlatformClient):
         if response.status_code == 404 and missing_ok:
             return None
         if response.status_code >= 400:
-            raise PlatformError(response.status_code, _reason(response))
+            raise PlatformError(response.status_code, _reason(response), code=_code(response))
         if response.status_code == 204 or not response.content:
             return None
         try:
@@ -292,6 +292,15 @@ def _encode(body: Mapping[str, Any]) -> bytes:
         return text.encode("utf-8")
     except UnicodeEncodeError:
         return json.dumps(body, separators=(",", ":"), allow_nan=False).encode("ascii")
+
+
+def _code(response: httpx.Response) -> str:
+    try:
+        body = response.json()
+    except ValueError:
+        return ""
+    code = body.get("code") if isinstance(body, dict) else None
+    return code if isinstance(code, str) else ""
 
 
 def _reason(response: httpx.Response) -> str:

@@ -21,11 +21,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import secrets
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import JSONResponse, RedirectResponse, Response, StreamingResponse
@@ -33,16 +34,69 @@ from fastapi.staticfiles import StaticFiles
 
 from buddy.errors import Reject
 
-if TYPE_CHECKING:
-    from buddy.playground.session import DevSession
-
-__all__ = ["LOOPBACK_HOSTS", "STATIC", "attach"]
+__all__ = ["LOOPBACK_HOSTS", "STATIC", "Hub", "Playground", "attach"]
 
 STATIC = Path(__file__).with_name("static")
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "[::1]", "::1"})
 _LOOPBACK_PEERS = frozenset({"127.0.0.1", "::1", "::ffff:127.0.0.1"})
 KEEPALIVE_SECONDS = 15.0
 _NO_STORE = {"Cache-Control": "no-store"}
+
+
+class Hub:
+    """Fans events out to the page's open streams (one queue per stream)."""
+
+    def __init__(self, size: int = 2000) -> None:
+        self.size = size
+        self._queues: set[asyncio.Queue[dict[str, Any] | None]] = set()
+
+    def subscribe(self) -> asyncio.Queue[dict[str, Any] | None]:
+        queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue(self.size)
+        self._queues.add(queue)
+        return queue
+
+    def unsubscribe(self, queue: asyncio.Queue[dict[str, Any] | None]) -> None:
+        self._queues.discard(queue)
+
+    def publish(self, item: dict[str, Any]) -> None:
+        for queue in list(self._queues):
+            with contextlib.suppress(asyncio.QueueFull):  # a stalled page loses live events only
+                queue.put_nowait(item)
+
+    def close(self) -> None:
+        for queue in list(self._queues):
+            with contextlib.suppress(asyncio.QueueFull):
+                queue.put_nowait(None)
+        self._queues.clear()
+
+
+class Playground(Protocol):
+    """What the page's endpoints read of the session that runs the buddies
+    (:class:`buddy.playground.session.DevSession`)."""
+
+    @property
+    def admin_token(self) -> str:
+        """The dev platform's admin token (the page is given it on loopback)."""
+        ...
+
+    @property
+    def url(self) -> str:
+        """Where the dev platform is served."""
+        ...
+
+    @property
+    def version(self) -> int:
+        """Grows on every change of what :meth:`state` answers."""
+        ...
+
+    @property
+    def hub(self) -> Hub:
+        """The page's live event streams."""
+        ...
+
+    def state(self) -> dict[str, Any]:
+        """Everything the page shows, as JSON data."""
+        ...
 
 
 def _host_name(header: str) -> str:
@@ -71,7 +125,7 @@ def require_admin(request: Request, token: str) -> None:
         raise Reject(401, "unauthorized", "the playground endpoints need the admin token")
 
 
-def attach(app: FastAPI, session: DevSession) -> None:
+def attach(app: FastAPI, session: Playground) -> None:
     """Add the page and its endpoints to the dev platform's ``app``."""
     router = APIRouter(prefix="/playground/api", include_in_schema=False)
 

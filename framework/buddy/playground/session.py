@@ -42,16 +42,17 @@ import uvicorn
 from buddy.compile.blueprint import Blueprint
 from buddy.compile.compiler import check
 from buddy.compile.project import searched
-from buddy.errors import Issue, ModelConfigError
+from buddy.errors import Issue, ModelConfigError, StartError
 from buddy.models.base import Model
 from buddy.platform.client import Backoff, HttpPlatformClient
 from buddy.platform.dev.app import create_app
 from buddy.platform.dev.core import Platform
 from buddy.platform.dev.serving import server_config
+from buddy.playground.app import Hub, attach
 from buddy.runtime.loop import AgentEvent
 from buddy.runtime.server import IDLE_SECONDS, Buddy, BuddyServer
 
-__all__ = ["DevBuddy", "DevSession", "Hub"]
+__all__ = ["DevBuddy", "DevSession"]
 
 log = logging.getLogger("buddy.dev")
 
@@ -71,33 +72,6 @@ def shown(file: str | Path) -> str:
         return Path(text).resolve().relative_to(Path.cwd().resolve()).as_posix()
     except (ValueError, OSError):
         return text
-
-
-class Hub:
-    """Fans events out to the page's open streams (one queue per stream)."""
-
-    def __init__(self, size: int = 2000) -> None:
-        self.size = size
-        self._queues: set[asyncio.Queue[dict[str, Any] | None]] = set()
-
-    def subscribe(self) -> asyncio.Queue[dict[str, Any] | None]:
-        queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue(self.size)
-        self._queues.add(queue)
-        return queue
-
-    def unsubscribe(self, queue: asyncio.Queue[dict[str, Any] | None]) -> None:
-        self._queues.discard(queue)
-
-    def publish(self, item: dict[str, Any]) -> None:
-        for queue in list(self._queues):
-            with contextlib.suppress(asyncio.QueueFull):  # a stalled page loses live events only
-                queue.put_nowait(item)
-
-    def close(self) -> None:
-        for queue in list(self._queues):
-            with contextlib.suppress(asyncio.QueueFull):
-                queue.put_nowait(None)
-        self._queues.clear()
 
 
 @dataclass
@@ -283,7 +257,6 @@ class DevSession:
 
     async def start(self) -> None:
         """Serve the platform and the page, start every valid buddy, and start watching."""
-        from buddy.playground.app import attach
 
         def ready(platform: Platform) -> None:
             self.admin_token = platform.admin_token
@@ -298,7 +271,7 @@ class DevSession:
         while not self._server.started:
             if self._serving.done():
                 self._serving.result()
-                raise RuntimeError("the dev platform stopped before it started")
+                raise StartError("the dev platform stopped before it started")
             await asyncio.sleep(0.01)
         if self.port == 0:
             self.port = int(self._server.servers[0].sockets[0].getsockname()[1])
@@ -603,11 +576,11 @@ class DevSession:
         if task.done():
             await client.close()
             task.result()  # raises why it stopped
-            raise RuntimeError("the buddy stopped at once")
+            raise StartError("the buddy stopped at once")
         if not client.connections:
             await server.stop()
             task.cancel()
-            raise RuntimeError("the buddy did not connect to the gateway within 15 s")
+            raise StartError("the buddy did not connect to the gateway within 15 s")
         dev.blueprint, dev.server, dev.task = blueprint, server, task
         dev.model = model.name
         task.add_done_callback(lambda t: self._ended(dev, t))

@@ -17,6 +17,7 @@ import httpx
 import uvicorn
 
 from buddy.compile.blueprint import Blueprint
+from buddy.errors import PlatformError
 from buddy.models.base import Model
 from buddy.platform.client import Backoff, HttpPlatformClient
 from buddy.platform.dev.app import create_app
@@ -83,9 +84,14 @@ class LocalPlatform:
         await self._serving.aclose()
 
     async def _json(self, method: str, path: str, **kwargs: Any) -> Any:
+        """One dev call as the admin.
+
+        Raises:
+            PlatformError: The platform refused it (status, reason and code).
+        """
         response = await self.http.request(method, path, headers=self.admin, **kwargs)
         if response.status_code >= 400:
-            raise RuntimeError(f"{method} {path}: {response.status_code} {response.text}")
+            raise _refused(response)
         return response.json() if response.content else None
 
     async def register(self, buddy_id: str) -> dict[str, str]:
@@ -96,7 +102,7 @@ class LocalPlatform:
         if response.status_code == 409:
             response = await self.http.post(f"/dev/buddies/{buddy_id}/tokens", headers=self.admin)
         if response.status_code >= 400:
-            raise RuntimeError(f"registering {buddy_id}: {response.status_code} {response.text}")
+            raise _refused(response)
         created: dict[str, str] = response.json()
         return created
 
@@ -174,6 +180,20 @@ class LocalPlatform:
     async def dev(self, method: str, path: str, **kwargs: Any) -> Any:
         """Any other dev endpoint (``path`` under ``/dev``)."""
         return await self._json(method, f"/dev{path}", **kwargs)
+
+
+def _refused(response: httpx.Response) -> PlatformError:
+    try:
+        body = response.json()
+    except ValueError:
+        body = {}
+    body = body if isinstance(body, dict) else {}
+    reason, code = body.get("reason"), body.get("code")
+    return PlatformError(
+        response.status_code,
+        reason if isinstance(reason, str) else response.text,
+        code=code if isinstance(code, str) else "",
+    )
 
 
 @contextlib.asynccontextmanager

@@ -32,7 +32,7 @@ import httpx
 from buddy.capabilities import data_tools
 from buddy.capabilities.proactive.manifest import DataUpdatedTrigger
 from buddy.compile.blueprint import Blueprint
-from buddy.errors import ModelError
+from buddy.errors import ModelError, PlatformError
 from buddy.manifest.locate import loc_of
 from buddy.manifest.yamlio import YamlPath, format_path
 from buddy.models.base import (
@@ -356,15 +356,9 @@ class _ScenarioModel(Model):
 
 def _refusal(exc: Exception) -> str:
     """What the platform said when it refused an action (its code and reason)."""
-    text = str(exc)
-    match = re.search(r": (\d{3}) (\{.*\})$", text, re.S)
-    if match is not None:
-        with contextlib.suppress(ValueError):
-            body = json.loads(match.group(2))
-            return (
-                f"the platform refused ({match.group(1)} {body.get('code')}): {body.get('reason')}"
-            )
-    return f"the platform refused: {text}"
+    if isinstance(exc, PlatformError) and exc.status:
+        return f"the platform refused ({exc.status} {exc.code or None}): {exc.reason}"
+    return f"the platform refused: {exc}"
 
 
 def _as_text(value: Any) -> str:
@@ -487,7 +481,7 @@ class _Run:
                     key=True,
                 )
             )
-        except (RuntimeError, httpx.HTTPError) as exc:
+        except (PlatformError, httpx.HTTPError) as exc:
             failures.append(self.at((*path, action or "expect"), _refusal(exc), key=True))
         seen = await self._observed(before, turns_before)
         if not failures:  # after a failed action, unused responses are only a consequence
@@ -643,7 +637,7 @@ class _Run:
             if isinstance(call.args.get("datasets"), list):
                 member = call.args.get("member_id") or self._member_id(None)
                 for dataset in call.args["datasets"]:
-                    with contextlib.suppress(RuntimeError):
+                    with contextlib.suppress(PlatformError):
                         data = await self.platform.dev(
                             "GET", "/data", params={"member_id": member, "dataset": dataset}
                         )
