@@ -74,6 +74,8 @@ def test_every_capability_supplies_every_part() -> None:
             assert (folder / "platform.py").is_file() and (folder / "wire.py").is_file()
         if capability.startup:
             assert capability.startup.startswith(f"buddy.capabilities.{capability.name}.startup:")
+        if capability.playground:
+            assert capability.playground == f"buddy.capabilities.{capability.name}.playground:panel"
         if capability.section is not None:  # what it adds to buddy.yaml, by role
             section = capability.section
             assert section.key == capability.name
@@ -188,6 +190,11 @@ def _tool(name: str = "x_do", **changes: object) -> PlatformTool:
             "tools[0] (x_do): execute 'x.do' must be 'module:function'",
         ),
         (Capability("x", "x", startup="x.start"), "startup 'x.start' must be 'module:function'"),
+        (
+            Capability("x", "x", playground="x.panel"),
+            "playground 'x.panel' must be 'module:function'",
+        ),
+        (Capability("x", "x", section="data"), "section must be a buddy.capabilities.Section"),  # type: ignore[arg-type]
         (Capability("x", "x", platform="x:p"), "platform 'x:p' must be a dotted module name"),
         (Capability("x", "x", attribute="x"), "attribute and facade go together"),
         (Capability("x", "x", facade="x:X"), "attribute and facade go together"),

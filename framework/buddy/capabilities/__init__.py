@@ -76,6 +76,7 @@ __all__ = [
     "data_tools",
     "facades",
     "obj",
+    "panels",
     "register_module",
     "registry",
     "resolve",
@@ -281,6 +282,9 @@ class Capability:
             made with ``(client, conversation_id)`` and, in the runtime, configured
             with the buddy's blueprint (``Bound.configure``).
         section: What it adds to ``buddy.yaml``, if anything.
+        playground: ``module:function``, ``(blueprint) -> {key: JSON data}``: what its
+            panel in the playground shows of the buddy, merged into the buddy's entry of
+            the page's state (``widgets``, ``subscriptions`` …); ``""`` for nothing.
         platform: The module of its dev-platform part (tables, routes, scheduler work;
             :mod:`buddy.platform.dev.parts` says what it holds), imported only by the dev
             platform; ``""`` for none.
@@ -294,6 +298,7 @@ class Capability:
     attribute: str = ""
     facade: str = ""
     section: Section | None = None
+    playground: str = ""
 
 
 @dataclass
@@ -368,8 +373,15 @@ def _problems(capability: Any, where: str) -> Iterator[str]:
     if not isinstance(capability.tools, tuple):
         yield "tools must be a tuple of PlatformTool"
         return
+    yield from _tool_problems(capability.tools)
+    yield from _part_problems(capability)
+    if capability.section is not None:
+        yield from _section_problems(capability.section)
+
+
+def _tool_problems(tools: tuple[Any, ...]) -> Iterator[str]:
     seen: set[str] = set()
-    for index, tool in enumerate(capability.tools):
+    for index, tool in enumerate(tools):
         part = f"tools[{index}]"
         if not isinstance(tool, PlatformTool):
             yield f"{part} must be a PlatformTool, not {type(tool).__name__}"
@@ -387,8 +399,13 @@ def _problems(capability: Any, where: str) -> Iterator[str]:
             yield f"{part} ({tool.name}): parameters must be a JSON Schema mapping or a function"
         if not _EXECUTE.match(tool.execute):
             yield f"{part} ({tool.name}): execute {tool.execute!r} must be 'module:function'"
-    if capability.startup and not _EXECUTE.match(capability.startup):
-        yield f"startup {capability.startup!r} must be 'module:function'"
+
+
+def _part_problems(capability: Capability) -> Iterator[str]:
+    for part in ("startup", "playground"):
+        reference = getattr(capability, part)
+        if reference and not _EXECUTE.match(reference):
+            yield f"{part} {reference!r} must be 'module:function'"
     if capability.platform and not _MODULE.match(capability.platform):
         yield f"platform {capability.platform!r} must be a dotted module name"
     if bool(capability.attribute) != bool(capability.facade):
@@ -399,20 +416,22 @@ def _problems(capability: Any, where: str) -> Iterator[str]:
         yield f"attribute {capability.attribute!r} is the conversation's own"
     if capability.facade and not _EXECUTE.match(capability.facade):
         yield f"facade {capability.facade!r} must be 'module:Class'"
-    section = capability.section
-    if section is not None:
-        if not isinstance(section, Section):
-            yield f"section must be a buddy.capabilities.Section, not {type(section).__name__}"
-            return
-        if not _NAME.match(section.key):
-            yield f"section: key {section.key!r} must match {_NAME.pattern}"
-        elif section.key in RESERVED_SECTIONS:
-            yield f"section: key {section.key!r} is the manifest's own"
-        for part in ("model", "compile", "render") + (("markdown",) if section.markdown else ()):
-            if not _EXECUTE.match(getattr(section, part)):
-                yield f"section ({section.key}): {part} {getattr(section, part)!r} must be 'module:attribute'"
-        if not section.heading:
-            yield f"section ({section.key}): heading is empty"
+
+
+def _section_problems(section: Any) -> Iterator[str]:
+    if not isinstance(section, Section):
+        yield f"section must be a buddy.capabilities.Section, not {type(section).__name__}"
+        return
+    if not _NAME.match(section.key):
+        yield f"section: key {section.key!r} must match {_NAME.pattern}"
+    elif section.key in RESERVED_SECTIONS:
+        yield f"section: key {section.key!r} is the manifest's own"
+    for part in ("model", "compile", "render") + (("markdown",) if section.markdown else ()):
+        reference = getattr(section, part)
+        if not _EXECUTE.match(reference):
+            yield f"section ({section.key}): {part} {reference!r} must be 'module:attribute'"
+    if not section.heading:
+        yield f"section ({section.key}): heading is empty"
 
 
 def register_module(target: Registry, module: ModuleType | str) -> Capability:
@@ -492,6 +511,15 @@ def facades() -> tuple[tuple[str, str], ...]:
 def sections() -> tuple[Section, ...]:
     """Every registered manifest section, in registry order."""
     return tuple(c.section for c in registry() if c.section is not None)
+
+
+def panels(blueprint: Blueprint) -> dict[str, Any]:
+    """Every registered capability's playground panel data for ``blueprint``."""
+    shown: dict[str, Any] = {}
+    for capability in registry():
+        if capability.playground:
+            shown.update(resolve(capability.playground)(blueprint))
+    return shown
 
 
 def data_tools() -> frozenset[str]:

@@ -39,6 +39,7 @@ from typing import Any, TextIO
 import httpx
 import uvicorn
 
+from buddy.capabilities import panels
 from buddy.compile.blueprint import Blueprint
 from buddy.compile.compiler import check
 from buddy.compile.project import searched
@@ -363,32 +364,8 @@ class DevSession:
                 }
                 for t in bp.tools
             ],
-            "widgets": [
-                {
-                    "type": w.type,
-                    "title": w.title,
-                    "description": w.description,
-                    "modules": [
-                        {"name": m.name, "title": m.title, "record": dict(m.record)}
-                        for m in w.modules
-                    ],
-                }
-                for w in bp.widgets
-            ],
-            "subscriptions": [
-                {
-                    "key": s.key,
-                    "title": s.title,
-                    "trigger": s.trigger.type,
-                    "dataset": s.trigger.dataset,
-                    "activate": s.activate,
-                }
-                for s in bp.proactive.subscriptions
-            ],
-            "data": [
-                {"id": r.id, "title": r.title, "purpose": r.purpose} for r in bp.data.requirements
-            ],
             "files": sorted(shown(f) for f in bp.files),
+            **panels(bp),  # each capability's panel data: widget types, subscriptions …
         }
 
     # ------------------------------------------------------------------ watching

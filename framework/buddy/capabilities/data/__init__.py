@@ -21,6 +21,7 @@ CAPABILITY = Capability(
         codes=frozenset({"unknown-dataset"}),
     ),
     platform="buddy.capabilities.data.platform",
+    playground="buddy.capabilities.data.playground:panel",
     attribute="data_access",
     facade="buddy.capabilities.data.conversation:DataAccess",
 )

@@ -11,6 +11,7 @@ CAPABILITY = Capability(
     "主动服务（proactive 订阅）",
     TOOLS,
     platform="buddy.capabilities.proactive.platform",
+    playground="buddy.capabilities.proactive.playground:panel",
     section=Section(
         "proactive",
         model="buddy.capabilities.proactive.manifest:Proactive",

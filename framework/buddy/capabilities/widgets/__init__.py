@@ -12,6 +12,7 @@ CAPABILITY = Capability(
     TOOLS,
     startup="buddy.capabilities.widgets.startup:upload_widget_types",
     platform="buddy.capabilities.widgets.platform",
+    playground="buddy.capabilities.widgets.playground:panel",
     attribute="widget",
     facade="buddy.capabilities.widgets.conversation:Widgets",
 )
