@@ -84,14 +84,15 @@ __all__ = [
     "start",
 ]
 
-#: The built-in capabilities, in the order their tools are listed (schema, docs).
+#: The built-in capabilities, in the order their tools are listed (schema, docs) and their
+#: manifest sections rendered (proactive before data, as `buddy render` has always shown).
 BUILTINS = (
     "buddy.capabilities.resources",
     "buddy.capabilities.questions",
     "buddy.capabilities.memory",
+    "buddy.capabilities.proactive",
     "buddy.capabilities.data",
     "buddy.capabilities.widgets",
-    "buddy.capabilities.proactive",
 )
 #: The entry-point group third-party capabilities register under.
 ENTRY_POINT_GROUP = "buddy.capabilities"

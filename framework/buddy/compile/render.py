@@ -2,7 +2,7 @@
 
 Everything the model and the user will meet — model, full system prompt, tools with
 schemas, hooks, each capability's manifest section (its ``Section.render``, in registry
-order: data declaration, proactive subscriptions …), resources, widget types — as
+order: proactive subscriptions, data declaration …), resources, widget types — as
 Markdown (for people and pull-request diffs) or JSON (for tools). Paths are shown relative to the
 project root so the view does not depend on where the repository is checked out.
 """

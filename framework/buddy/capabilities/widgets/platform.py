@@ -817,6 +817,13 @@ LINKS = {
             {"widget_id": "$response.body#/id"},
         ),
     },
+    ("post", "/dev/conversations", "201"): {
+        "ReadWidgets": (
+            "get",
+            "/dev/conversations/{conversation_id}/widgets",
+            {"conversation_id": "$response.body#/id"},
+        )
+    },
     ("put", "/internal/v1/widgets/{widget_id}/{module}/{record_id}", "200"): {
         "DeleteRecord": (
             "delete",

@@ -281,10 +281,13 @@ def _openapi(app: FastAPI, pieces: list[PlatformPart]) -> dict[str, Any]:
     }
     for (method, path, status), links in (k for p in pieces for k in p.links.items()):
         response = schema["paths"][path][method]["responses"][status]
-        response["links"] = {
-            name: {"operationId": ids[(verb, target)], "parameters": parameters}
-            for name, (verb, target, parameters) in links.items()
-        }
+        # Several parts may link from one operation (a new conversation's widgets).
+        response.setdefault("links", {}).update(
+            {
+                name: {"operationId": ids[(verb, target)], "parameters": parameters}
+                for name, (verb, target, parameters) in links.items()
+            }
+        )
     app.openapi_schema = schema
     return schema
 

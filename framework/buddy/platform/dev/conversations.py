@@ -589,7 +589,6 @@ LINKS: dict[tuple[str, str, str], dict[str, tuple[str, str, dict[str, str]]]] = 
             ("SendMessage", "post", "/dev/conversations/{conversation_id}/messages"),
             ("ReadTranscript", "get", "/dev/conversations/{conversation_id}/messages"),
             ("ReadTurns", "get", "/dev/conversations/{conversation_id}/turns"),
-            ("ReadWidgets", "get", "/dev/conversations/{conversation_id}/widgets"),
         )
     },
 }
