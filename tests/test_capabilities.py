@@ -16,6 +16,7 @@ from buddy.capabilities import (
     AUTOLOAD_OFF,
     BUILTINS,
     Capability,
+    EventKind,
     PlatformTool,
     Registry,
     Section,
@@ -266,6 +267,15 @@ def _tool(name: str = "x_do", **changes: object) -> PlatformTool:
             "playground 'x.panel' must be 'module:function'",
         ),
         (Capability("x", "x", section="data"), "section must be a buddy.capabilities.Section"),  # type: ignore[arg-type]
+        (Capability("x", "x", events=("tick",)), "events[0] must be an EventKind, not str"),  # type: ignore[arg-type]
+        (
+            Capability("x", "x", events=(EventKind("tick", "x.user", "[tick]"),)),
+            "events[0] (tick): user 'x.user' must be 'module:function'",
+        ),
+        (
+            Capability("x", "x", events=(EventKind("tick", "x:user", ""),)),
+            "events[0] (tick): history is empty",
+        ),
         (Capability("x", "x", platform="x:p"), "platform 'x:p' must be a dotted module name"),
         (Capability("x", "x", attribute="x"), "attribute and facade go together"),
         (Capability("x", "x", facade="x:X"), "attribute and facade go together"),
@@ -305,6 +315,15 @@ def test_a_conversation_part_taken_is_refused() -> None:
         CapabilityError, match=r"conversation\.notes is registered already by capability 'x'"
     ):
         found.add(Capability("y", "y", attribute="notes", facade="y:Y"), "acme.y")
+
+
+def test_an_event_type_taken_is_refused() -> None:
+    found = Registry()
+    found.add(Capability("x", "x", events=(EventKind("tick", "x:user", "[tick]"),)), "acme.x")
+    with pytest.raises(
+        CapabilityError, match="event type 'tick' is registered already by capability 'x'"
+    ):
+        found.add(Capability("y", "y", events=(EventKind("tick", "y:user", "[t]"),)), "acme.y")
 
 
 def test_a_module_without_capability_or_importable_is_refused() -> None:

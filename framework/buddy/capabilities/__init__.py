@@ -68,12 +68,14 @@ __all__ = [
     "RESERVED_ATTRIBUTES",
     "RESERVED_SECTIONS",
     "Capability",
+    "EventKind",
     "PlatformTool",
     "Registry",
     "Section",
     "SectionContext",
     "ToolContext",
     "data_tools",
+    "event_kinds",
     "facades",
     "obj",
     "panels",
@@ -266,6 +268,31 @@ class SectionContext(Protocol):
 
 
 @dataclass(frozen=True, slots=True)
+class EventKind:
+    """How the runtime turns a platform event of one type into a turn.
+
+    Attributes:
+        type: The event type (``proactive``, ``consent_result`` …).
+        user: ``module:function``, ``(payload) -> str``: what the model reads as the turn's
+            user message.
+        history: What stands for the turn's user message in later turns' history.
+        prompt: ``module:function``, ``(blueprint) -> str``: appended to the system prompt
+            for this turn (``""``: nothing).
+        unasked: Nobody asked for this turn (a proactive run): the turn state says so
+            (``when: proactive`` hooks, ``proactive.is_running()``), and a reply that is
+            empty, :attr:`skip`, or a failure says nothing.
+        skip: For an unasked turn: the reply that means "nothing worth saying".
+    """
+
+    type: str
+    user: str
+    history: str
+    prompt: str = ""
+    unasked: bool = False
+    skip: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class Capability:
     """A platform capability as it registers.
 
@@ -283,6 +310,7 @@ class Capability:
             made with ``(client, conversation_id)`` and, in the runtime, configured
             with the buddy's blueprint (``Bound.configure``).
         section: What it adds to ``buddy.yaml``, if anything.
+        events: The platform event types it turns into turns, besides the user's messages.
         playground: ``module:function``, ``(blueprint) -> {key: JSON data}``: what its
             panel in the playground shows of the buddy, merged into the buddy's entry of
             the page's state (``widgets``, ``subscriptions`` …); ``""`` for nothing.
@@ -300,6 +328,7 @@ class Capability:
     facade: str = ""
     section: Section | None = None
     playground: str = ""
+    events: tuple[EventKind, ...] = ()
 
 
 @dataclass
@@ -333,6 +362,21 @@ class Registry:
                 raise CapabilityError(
                     where,
                     f"section {capability.section.key!r} is registered already by capability {owner_of!r}",
+                )
+        for kind in capability.events:
+            holder = next(
+                (
+                    c.name
+                    for c in self.capabilities.values()
+                    for k in c.events
+                    if k.type == kind.type
+                ),
+                None,
+            )
+            if holder is not None:
+                raise CapabilityError(
+                    where,
+                    f"event type {kind.type!r} is registered already by capability {holder!r}",
                 )
         if capability.attribute:
             taken = next(
@@ -417,6 +461,15 @@ def _part_problems(capability: Capability) -> Iterator[str]:
         yield f"attribute {capability.attribute!r} is the conversation's own"
     if capability.facade and not _EXECUTE.match(capability.facade):
         yield f"facade {capability.facade!r} must be 'module:Class'"
+    for index, kind in enumerate(capability.events):
+        if not isinstance(kind, EventKind):
+            yield f"events[{index}] must be an EventKind, not {type(kind).__name__}"
+            continue
+        for part in ("user",) + (("prompt",) if kind.prompt else ()):
+            if not _EXECUTE.match(getattr(kind, part)):
+                yield f"events[{index}] ({kind.type}): {part} {getattr(kind, part)!r} must be 'module:function'"
+        if not kind.history:
+            yield f"events[{index}] ({kind.type}): history is empty"
 
 
 def _section_problems(section: Any) -> Iterator[str]:
@@ -512,6 +565,11 @@ def facades() -> tuple[tuple[str, str], ...]:
 def sections() -> tuple[Section, ...]:
     """Every registered manifest section, in registry order."""
     return tuple(c.section for c in registry() if c.section is not None)
+
+
+def event_kinds() -> dict[str, EventKind]:
+    """Every registered event kind, by event type."""
+    return {kind.type: kind for capability in registry() for kind in capability.events}
 
 
 def panels(blueprint: Blueprint) -> dict[str, Any]:

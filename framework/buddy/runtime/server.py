@@ -29,7 +29,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from buddy.capabilities import start
+from buddy.capabilities import EventKind, event_kinds, resolve, start
 from buddy.compile.blueprint import Blueprint
 from buddy.errors import PlatformError, SupersededError
 from buddy.models.base import Message, Model, ToolCall
@@ -41,12 +41,10 @@ from buddy.runtime.loop import REDACTED, STEP_LIMIT, AgentEvent, AgentLoop
 from buddy.runtime.state import RuntimeConversation, TurnState
 from buddy.runtime.tools import build_tools
 
-__all__ = ["SKIP_MARKER", "Buddy", "BuddyServer", "records_to_messages"]
+__all__ = ["Buddy", "BuddyServer", "records_to_messages"]
 
 log = logging.getLogger("buddy.runtime")
 
-SKIP_MARKER = "[[skip]]"
-SKIP_RULE = f"\n\n如果现在不需要开口，只输出 {SKIP_MARKER}（不要输出别的），用户什么也不会看到。"
 IDLE_SECONDS = 30 * 60
 COMPACT_AFTER_TURNS = 40
 KEEP_RECENT_TURNS = 12
@@ -66,10 +64,9 @@ def _transient(exc: PlatformError) -> bool:
 def _user_text(record: Mapping[str, Any]) -> str:
     sender = record.get("sender")
     text = record.get("user_text") or ""
-    if record.get("event_type") == "proactive":
-        return "[主动服务回合]"
-    if record.get("event_type") == "consent_result":
-        return "[授权卡有了结果]"
+    kind = event_kinds().get(str(record.get("event_type")))
+    if kind is not None:
+        return kind.history
     if isinstance(sender, dict) and record.get("group"):
         return f"[{sender.get('name')} #{sender.get('member_id')}] {text}"
     return str(text)
@@ -200,6 +197,7 @@ class BuddyServer:
         self._stopped = asyncio.Event()  # wakes re-runs waiting out their backoff
         self._reader: asyncio.Task[None] | None = None
         self.buddy_id = buddy_id
+        self.kinds = event_kinds()  # the event types capabilities turn into turns
         self._identity: PlatformError | None = None  # set when the identity is wrong
         self._identity_checked = buddy_id is None
 
@@ -435,31 +433,21 @@ class BuddyServer:
         recent = list(records)[-KEEP_RECENT_TURNS * 3 :]
         session.history = records_to_messages(recent, group=session.group)
 
-    def _system(self, session: _Session, proactive: bool) -> str:
+    def _system(self, session: _Session, kind: EventKind | None) -> str:
         conversation = session.conversation
         prompt = self.buddy.blueprint.persona.render(
             kind=conversation.kind, conversation_id=conversation.id
         )
         if session.summary:
             prompt += f"\n\n## 之前聊过的内容（摘要）\n{session.summary}"
-        if proactive:
-            prompt += f"\n\n## 主动服务\n{self.buddy.blueprint.proactive.prompt}{SKIP_RULE}"
+        if kind is not None and kind.prompt:
+            prompt += resolve(kind.prompt)(self.buddy.blueprint)
         return prompt
 
-    def _user(self, session: _Session, event: Event) -> Message:
+    def _user(self, session: _Session, event: Event, kind: EventKind | None) -> Message:
         payload = event.payload
-        if event.type == "proactive":
-            trigger = json.dumps(payload.get("trigger"), ensure_ascii=False)
-            return Message(
-                "user",
-                f"[主动服务触发] {payload.get('title')}：{payload.get('reason')}（触发：{trigger}）",
-            )
-        if event.type == "consent_result":
-            verdict = "同意" if payload.get("granted") else "拒绝"
-            return Message(
-                "user",
-                f"[授权卡结果] 用户{verdict}了 {payload.get('kind')} 授权（request_id {payload.get('request_id')}）",
-            )
+        if kind is not None:  # a capability's event: its own words for the model
+            return Message("user", resolve(kind.user)(payload))
         text = str(payload.get("text", ""))
         sender = payload.get("sender") or {}
         if session.group:
@@ -468,23 +456,29 @@ class BuddyServer:
 
     async def _handle(self, session: _Session, event: Event) -> None:
         session.last_active = time.monotonic()
-        proactive = event.type == "proactive"
+        kind = self.kinds.get(event.type)
+        unasked = kind is not None and kind.unasked
         conversation = session.conversation
-        conversation.turn = TurnState(proactive=proactive)
+        conversation.turn = TurnState(proactive=unasked)
         listener = self.on_event
         emit = (lambda e: listener(conversation.id, e)) if listener is not None else None
         outcome = await self.buddy.loop.run(
-            self._system(session, proactive),
+            self._system(session, kind),
             session.history,
-            self._user(session, event),
+            self._user(session, event, kind),
             conversation,
             emit,
         )
         reply = outcome.reply
-        if proactive and reply is not None and reply.strip() in (SKIP_MARKER, ""):
+        if (
+            kind is not None
+            and kind.unasked
+            and reply is not None
+            and reply.strip() in (kind.skip, "")
+        ):
             reply = None
-        if proactive and (outcome.error is not None or reply == STEP_LIMIT):
-            reply = None  # nobody asked: a proactive turn that failed says nothing
+        if unasked and (outcome.error is not None or reply == STEP_LIMIT):
+            reply = None  # nobody asked: an unasked turn that failed says nothing
         turn = {
             "event_id": event.id,
             "reply": reply,

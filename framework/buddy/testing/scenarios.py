@@ -30,6 +30,7 @@ from zoneinfo import ZoneInfo
 import httpx
 
 from buddy.capabilities import data_tools
+from buddy.capabilities.proactive.events import SKIP_MARKER
 from buddy.capabilities.proactive.manifest import DataUpdatedTrigger
 from buddy.compile.blueprint import Blueprint
 from buddy.errors import ModelError, PlatformError
@@ -46,7 +47,6 @@ from buddy.models.base import (
     ToolCall,
     Usage,
 )
-from buddy.runtime.server import SKIP_MARKER
 from buddy.testing.expectations import (
     CallSeen,
     Expect,

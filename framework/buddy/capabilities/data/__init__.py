@@ -4,7 +4,7 @@ The catalogue of datasets is :mod:`buddy.capabilities.data.datasets`."""
 
 from __future__ import annotations
 
-from buddy.capabilities import Capability, Section
+from buddy.capabilities import Capability, EventKind, Section
 from buddy.capabilities.data.tools import TOOLS
 
 CAPABILITY = Capability(
@@ -22,6 +22,13 @@ CAPABILITY = Capability(
     ),
     platform="buddy.capabilities.data.platform",
     playground="buddy.capabilities.data.playground:panel",
+    events=(
+        EventKind(
+            "consent_result",
+            user="buddy.capabilities.data.events:user_message",
+            history="[授权卡有了结果]",
+        ),
+    ),
     attribute="data_access",
     facade="buddy.capabilities.data.conversation:DataAccess",
 )

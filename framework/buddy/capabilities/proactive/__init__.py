@@ -3,7 +3,8 @@ code) whose triggers start a turn nobody asked for."""
 
 from __future__ import annotations
 
-from buddy.capabilities import Capability, Section
+from buddy.capabilities import Capability, EventKind, Section
+from buddy.capabilities.proactive.events import SKIP_MARKER
 from buddy.capabilities.proactive.tools import TOOLS
 
 CAPABILITY = Capability(
@@ -12,6 +13,16 @@ CAPABILITY = Capability(
     TOOLS,
     platform="buddy.capabilities.proactive.platform",
     playground="buddy.capabilities.proactive.playground:panel",
+    events=(
+        EventKind(
+            "proactive",
+            user="buddy.capabilities.proactive.events:user_message",
+            history="[主动服务回合]",
+            prompt="buddy.capabilities.proactive.events:prompt",
+            unasked=True,
+            skip=SKIP_MARKER,
+        ),
+    ),
     section=Section(
         "proactive",
         model="buddy.capabilities.proactive.manifest:Proactive",
