@@ -505,3 +505,20 @@ async def test_the_third_party_tool_runs_in_a_scenario(with_echo: None, write: W
     assert suite.issues == []
     result = await run_scenario(blueprint, suite, 0)
     assert result.passed, [str(f) for f in result.failures]
+
+
+def test_a_facade_that_is_not_a_bound_part_is_named() -> None:
+    from buddy.platform.conversation import Conversation, Resources
+    from buddy.runtime.agent import DetachedClient
+
+    with pytest.raises(CapabilityError) as caught:
+        Conversation(
+            DetachedClient(),
+            "c",
+            "private",
+            Resources({}),
+            facades=[("echo", "tests.capabilities.echo.tools:obj")],
+        )
+    assert str(caught.value) == (
+        "capability tests.capabilities.echo.tools:obj: facade is not a buddy.capabilities.turn.Bound"
+    )

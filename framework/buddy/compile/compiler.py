@@ -22,9 +22,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from buddy.capabilities import facades, resolve
 from buddy.capabilities import sections as registered_sections
-from buddy.capabilities.memory.limits import (
-    MEMORY_KEY_SCHEMA,
-)  # told the model when a parameter is a key
+from buddy.capabilities.memory.limits import MEMORY_KEY_SCHEMA
 from buddy.compile.blueprint import (
     Blueprint,
     DenyHook,

@@ -35,10 +35,11 @@ def _facade(reference: str) -> type[Bound]:
     found = _CLASSES.get(reference)
     if found is None:
         from buddy.capabilities import resolve
+        from buddy.errors import CapabilityError
 
         found = resolve(reference)
         if not (isinstance(found, type) and issubclass(found, Bound)):
-            raise TypeError(f"facade {reference} is not a buddy.capabilities.turn.Bound")
+            raise CapabilityError(reference, "facade is not a buddy.capabilities.turn.Bound")
         _CLASSES[reference] = found
     return found
 
