@@ -21,6 +21,7 @@ from buddy.capabilities import (
     Registry,
     Section,
     ToolContext,
+    Uses,
     obj,
     register_module,
     registry,
@@ -75,6 +76,9 @@ def test_every_capability_supplies_every_part() -> None:
             assert (folder / "platform.py").is_file() and (folder / "wire.py").is_file()
         if capability.startup:
             assert capability.startup.startswith(f"buddy.capabilities.{capability.name}.startup:")
+        for use in capability.uses:  # declarative tool kinds: model and body by role
+            assert use.model.startswith(f"buddy.capabilities.{capability.name}.manifest:")
+            assert use.execute.startswith(f"buddy.capabilities.{capability.name}.execute:")
         if capability.playground:
             assert capability.playground == f"buddy.capabilities.{capability.name}.playground:panel"
         if capability.section is not None:  # what it adds to buddy.yaml, by role
@@ -268,6 +272,11 @@ def _tool(name: str = "x_do", **changes: object) -> PlatformTool:
         ),
         (Capability("x", "x", section="data"), "section must be a buddy.capabilities.Section"),  # type: ignore[arg-type]
         (Capability("x", "x", events=("tick",)), "events[0] must be an EventKind, not str"),  # type: ignore[arg-type]
+        (Capability("x", "x", uses=("x.do",)), "uses[0] must be a Uses, not str"),  # type: ignore[arg-type]
+        (
+            Capability("x", "x", uses=(Uses("x.do", "x:M", "x.run"),)),
+            "uses[0] (x.do): execute 'x.run' must be 'module:attribute'",
+        ),
         (
             Capability("x", "x", events=(EventKind("tick", "x.user", "[tick]"),)),
             "events[0] (tick): user 'x.user' must be 'module:function'",
@@ -315,6 +324,15 @@ def test_a_conversation_part_taken_is_refused() -> None:
         CapabilityError, match=r"conversation\.notes is registered already by capability 'x'"
     ):
         found.add(Capability("y", "y", attribute="notes", facade="y:Y"), "acme.y")
+
+
+def test_a_declarative_kind_taken_is_refused() -> None:
+    found = Registry()
+    found.add(Capability("x", "x", uses=(Uses("notes.add", "x:M", "x:run"),)), "acme.x")
+    with pytest.raises(
+        CapabilityError, match=r"uses 'notes\.add' is registered already by capability 'x'"
+    ):
+        found.add(Capability("y", "y", uses=(Uses("notes.add", "y:M", "y:run"),)), "acme.y")
 
 
 def test_an_event_type_taken_is_refused() -> None:

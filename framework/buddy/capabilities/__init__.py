@@ -74,7 +74,9 @@ __all__ = [
     "Section",
     "SectionContext",
     "ToolContext",
+    "Uses",
     "data_tools",
+    "declarative_uses",
     "event_kinds",
     "facades",
     "obj",
@@ -268,6 +270,32 @@ class SectionContext(Protocol):
 
 
 @dataclass(frozen=True, slots=True)
+class Uses:
+    """A declarative tool kind a capability offers: a manifest tool with ``uses: <name>``
+    whose fields are templates of the call's arguments, and no Python of its own.
+
+    Attributes:
+        name: The ``uses`` value (``memory.write``), unique across the registry.
+        model: ``module:Class`` of the tool's manifest model, a subclass of
+            :class:`buddy.manifest.schema.DeclarativeTool` whose ``TEMPLATES`` names the
+            fields that are templates (standard library and pydantic only).
+        execute: ``module:function``, ``async (rendered, conversation) -> ToolResult |
+            None``: ``rendered`` holds each template field rendered with the arguments;
+            ``None`` answers the ``reply`` template.
+        reply: The ``reply`` template when the manifest gives none (``""``: none).
+        schemas: ``module:attribute`` of ``{field: JSON Schema}``: a parameter derived from
+            a template that is exactly ``{{ name }}`` of that field gets that schema (a
+            memory key's rules); others are strings.
+    """
+
+    name: str
+    model: str
+    execute: str
+    reply: str = ""
+    schemas: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class EventKind:
     """How the runtime turns a platform event of one type into a turn.
 
@@ -311,6 +339,7 @@ class Capability:
             with the buddy's blueprint (``Bound.configure``).
         section: What it adds to ``buddy.yaml``, if anything.
         events: The platform event types it turns into turns, besides the user's messages.
+        uses: The declarative tool kinds it offers (``uses: memory.write`` …).
         playground: ``module:function``, ``(blueprint) -> {key: JSON data}``: what its
             panel in the playground shows of the buddy, merged into the buddy's entry of
             the page's state (``widgets``, ``subscriptions`` …); ``""`` for nothing.
@@ -329,6 +358,7 @@ class Capability:
     section: Section | None = None
     playground: str = ""
     events: tuple[EventKind, ...] = ()
+    uses: tuple[Uses, ...] = ()
 
 
 @dataclass
@@ -362,6 +392,15 @@ class Registry:
                 raise CapabilityError(
                     where,
                     f"section {capability.section.key!r} is registered already by capability {owner_of!r}",
+                )
+        for use in capability.uses:
+            offered = next(
+                (c.name for c in self.capabilities.values() for u in c.uses if u.name == use.name),
+                None,
+            )
+            if offered is not None:
+                raise CapabilityError(
+                    where, f"uses {use.name!r} is registered already by capability {offered!r}"
                 )
         for kind in capability.events:
             holder = next(
@@ -461,6 +500,13 @@ def _part_problems(capability: Capability) -> Iterator[str]:
         yield f"attribute {capability.attribute!r} is the conversation's own"
     if capability.facade and not _EXECUTE.match(capability.facade):
         yield f"facade {capability.facade!r} must be 'module:Class'"
+    for index, use in enumerate(capability.uses):
+        if not isinstance(use, Uses):
+            yield f"uses[{index}] must be a Uses, not {type(use).__name__}"
+            continue
+        for part in ("model", "execute") + (("schemas",) if use.schemas else ()):
+            if not _EXECUTE.match(getattr(use, part)):
+                yield f"uses[{index}] ({use.name}): {part} {getattr(use, part)!r} must be 'module:attribute'"
     for index, kind in enumerate(capability.events):
         if not isinstance(kind, EventKind):
             yield f"events[{index}] must be an EventKind, not {type(kind).__name__}"
@@ -565,6 +611,11 @@ def facades() -> tuple[tuple[str, str], ...]:
 def sections() -> tuple[Section, ...]:
     """Every registered manifest section, in registry order."""
     return tuple(c.section for c in registry() if c.section is not None)
+
+
+def declarative_uses() -> tuple[Uses, ...]:
+    """Every registered declarative tool kind, in registry order."""
+    return tuple(use for capability in registry() for use in capability.uses)
 
 
 def event_kinds() -> dict[str, EventKind]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from functools import cache
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -20,9 +20,8 @@ import jinja2
 from jinja2 import meta
 from pydantic import TypeAdapter, ValidationError
 
-from buddy.capabilities import facades, resolve
+from buddy.capabilities import declarative_uses, facades, resolve
 from buddy.capabilities import sections as registered_sections
-from buddy.capabilities.memory.limits import MEMORY_KEY_SCHEMA
 from buddy.compile.blueprint import (
     Blueprint,
     DenyHook,
@@ -55,12 +54,10 @@ from buddy.manifest.schema import (
     WIDGET_ID_PATTERN,
     CoreManifest,
     CustomTool,
+    DeclarativeTool,
     DenyRule,
     FallbackOptions,
     HandlerRule,
-    MemoryDeleteTool,
-    MemoryListTool,
-    MemoryWriteTool,
     ModelOptions,
     ModelRef,
     ThinkingOptions,
@@ -83,7 +80,6 @@ from buddy.models.providers import PROVIDERS, infer_provider, split_ref
 
 __all__ = ["check", "diagnose", "load", "manifest_path"]
 
-DEFAULT_REPLIES = {"memory.write": "记下了。", "memory.delete": "删掉了。"}
 _IDENTIFIER_HINT = "names in `vars` must be identifiers (letters, digits, _) to be usable"
 _model_adapter: TypeAdapter[Any] = TypeAdapter(ModelRef)
 
@@ -486,14 +482,9 @@ class _Compiler:
                     out.append(spec)
         return tuple(out)
 
-    def declarative(
-        self, item: MemoryWriteTool | MemoryDeleteTool | MemoryListTool, path: YamlPath
-    ) -> ToolSpec | None:
-        fields = {
-            f: getattr(item, f)
-            for f in ("key", "text", "prefix", "reply")
-            if getattr(item, f, None) is not None
-        }
+    def declarative(self, item: DeclarativeTool, path: YamlPath) -> ToolSpec | None:
+        use = next(u for u in declarative_uses() if u.name == getattr(item, "uses", None))
+        fields = {f: getattr(item, f) for f in item.TEMPLATES if getattr(item, f, None) is not None}
         env = _template_parser()
         used: dict[str, set[str]] = {}
         ok = True
@@ -523,25 +514,27 @@ class _Compiler:
                     )
                     ok = False
         else:
+            schemas = resolve(use.schemas) if use.schemas else {}
             parameters = {
                 "type": "object",
-                "properties": {v: _derived_property(v, fields.get("key")) for v in variables},
+                "properties": {v: _derived_property(v, fields, schemas) for v in variables},
                 "required": variables,
                 "additionalProperties": False,
             }
         if not ok:
             return None
         templates = dict(fields)
-        if "reply" not in templates and item.uses in DEFAULT_REPLIES:
-            templates["reply"] = DEFAULT_REPLIES[item.uses]
+        if "reply" not in templates and use.reply:
+            templates["reply"] = use.reply
         return ToolSpec(
             name=item.name,
             kind="declarative",
             description=item.description,
             parameters=parameters,
             label=item.label or "",
-            uses=item.uses,
+            uses=use.name,
             templates=templates,
+            execute=use.execute,
         )
 
     # ------------------------------------------------------------ hooks
@@ -803,9 +796,15 @@ class _SectionContext:
         return self._compiler.outside_file(file, name)
 
 
-def _derived_property(name: str, key_template: str | None) -> dict[str, Any]:
-    if key_template is not None and re.fullmatch(r"\{\{-?\s*" + name + r"\s*-?\}\}", key_template):
-        return dict(MEMORY_KEY_SCHEMA)
+def _derived_property(
+    name: str, fields: Mapping[str, str], schemas: Mapping[str, Mapping[str, Any]]
+) -> dict[str, Any]:
+    """A derived parameter's schema: the kind's own for a field whose template is exactly
+    ``{{ name }}`` (a memory key), else a non-empty string."""
+    for field, schema in schemas.items():
+        template = fields.get(field)
+        if template is not None and re.fullmatch(r"\{\{-?\s*" + name + r"\s*-?\}\}", template):
+            return dict(schema)
     return {"type": "string", "minLength": 1}
 
 

@@ -15,7 +15,7 @@ import difflib
 import json
 import re
 from functools import cache, lru_cache
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, Union
 
 from pydantic import (
     AfterValidator,
@@ -34,7 +34,7 @@ from buddy.capabilities import registry
 from buddy.models.providers import BASE_URL_PATTERN, PROVIDERS, infer_provider, split_ref
 
 if TYPE_CHECKING:
-    from buddy.capabilities import Section
+    from buddy.capabilities import Section, Uses
 
 __all__ = [
     "HANDLER_PATTERN",
@@ -42,12 +42,10 @@ __all__ = [
     "SLUG_PATTERN",
     "CoreManifest",
     "CustomTool",
+    "DeclarativeTool",
     "DenyRule",
     "HandlerRule",
     "Hooks",
-    "MemoryDeleteTool",
-    "MemoryListTool",
-    "MemoryWriteTool",
     "ModelOptions",
     "Persona",
     "Profile",
@@ -452,7 +450,12 @@ class CustomTool(Strict):
     )
 
 
-class _DeclarativeTool(Strict):
+class DeclarativeTool(Strict):
+    """What every declarative tool has: a capability's ``Uses`` model extends it with its
+    ``uses`` literal and its template fields (named in ``TEMPLATES``)."""
+
+    TEMPLATES: ClassVar[tuple[str, ...]] = ()
+
     name: ToolName
     label: Label | None = None
     description: Description
@@ -463,35 +466,6 @@ class _DeclarativeTool(Strict):
     reply: str | None = Field(
         default=None, min_length=1, description="Template of what the model sees on success."
     )
-
-
-class MemoryWriteTool(_DeclarativeTool):
-    """A tool that writes one memory entry: `key` and `text` are templates."""
-
-    uses: Literal["memory.write"]
-    key: str = Field(min_length=1, description="Template of the memory key.")
-    text: str = Field(min_length=1, description="Template of the memory text.")
-
-
-class MemoryDeleteTool(_DeclarativeTool):
-    """A tool that deletes one memory entry: `key` is a template."""
-
-    uses: Literal["memory.delete"]
-    key: str = Field(min_length=1, description="Template of the memory key.")
-
-
-class MemoryListTool(_DeclarativeTool):
-    """A tool that lists memory entries, optionally under a key prefix."""
-
-    uses: Literal["memory.list"]
-    prefix: str | None = Field(default=None, description="Template of a key prefix to filter on.")
-
-
-DeclarativeTool = Annotated[
-    MemoryWriteTool | MemoryDeleteTool | MemoryListTool,
-    Field(discriminator="uses"),
-]
-DECLARATIVE_USES = ("memory.write", "memory.delete", "memory.list")
 
 
 def _tool_tag(value: Any) -> str | None:
@@ -510,16 +484,36 @@ PlatformToolName = Annotated[
     AfterValidator(_check_platform_tool),
 ]
 
+
+def tool_item(declarative: tuple[type[DeclarativeTool], ...]) -> Any:
+    """One entry of ``tools:``: a platform tool's name, a custom tool, or one of the
+    ``declarative`` tool models (discriminated by their ``uses``)."""
+    kinds: Any = (
+        Annotated[PlatformToolName, Tag("platform-tool")]
+        | Annotated[CustomTool, Tag("custom-tool")]
+    )
+    if declarative:
+        union: Any = declarative[0] if len(declarative) == 1 else Union[declarative]  # noqa: UP007
+        kinds = (
+            kinds
+            | Annotated[Annotated[union, Field(discriminator="uses")], Tag("declarative-tool")]
+        )
+    return Annotated[
+        kinds,
+        Discriminator(
+            _tool_tag,
+            custom_error_type="tool-kind",
+            custom_error_message="a tool is a platform tool name, or a mapping with either "
+            "`handler` (custom tool) or `uses` (declarative tool), not both",
+        ),
+    ]
+
+
+#: One entry of ``tools:`` as the manifest's own keys know it (the composed model adds the
+#: registered declarative kinds).
 ToolItem = Annotated[
-    Annotated[PlatformToolName, Tag("platform-tool")]
-    | Annotated[CustomTool, Tag("custom-tool")]
-    | Annotated[DeclarativeTool, Tag("declarative-tool")],
-    Discriminator(
-        _tool_tag,
-        custom_error_type="tool-kind",
-        custom_error_message="a tool is a platform tool name, or a mapping with either "
-        "`handler` (custom tool) or `uses` (declarative tool), not both",
-    ),
+    Annotated[PlatformToolName, Tag("platform-tool")] | Annotated[CustomTool, Tag("custom-tool")],
+    Discriminator(_tool_tag),
 ]
 
 # ---------------------------------------------------------------- hooks
@@ -621,7 +615,7 @@ class CoreManifest(Strict):
     )
     model: ModelRef
     persona: Persona
-    tools: list[ToolItem] = Field(default_factory=list)
+    tools: list[ToolItem] = Field(default_factory=list)  # and the registered `uses` kinds
     hooks: Hooks = Field(default_factory=Hooks)
     resources: str = Field(default="resources", min_length=1)
     widgets: str = Field(default="widgets", min_length=1)
@@ -632,19 +626,23 @@ class CoreManifest(Strict):
 
 
 def manifest_model() -> type[CoreManifest]:
-    """``buddy.yaml``'s model: the manifest's own keys, then each registered capability's
-    section (``Section.key``: its model, or ``None`` when absent or empty), in registry
-    order."""
-    from buddy.capabilities import sections
+    """``buddy.yaml``'s model: the manifest's own keys — ``tools:`` taking every registered
+    declarative kind (``Uses``) — then each registered capability's section
+    (``Section.key``: its model, or ``None`` when absent or empty), in registry order."""
+    from buddy.capabilities import declarative_uses, sections
 
-    return _composed(sections())
+    return _composed(sections(), declarative_uses())
 
 
 @cache
-def _composed(sections: tuple[Section, ...]) -> type[CoreManifest]:
+def _composed(sections: tuple[Section, ...], uses: tuple[Uses, ...]) -> type[CoreManifest]:
     from buddy.capabilities import resolve
 
-    fields: dict[str, Any] = {s.key: (resolve(s.model) | None, None) for s in sections}
+    item: Any = tool_item(tuple(resolve(u.model) for u in uses))
+    fields: dict[str, Any] = {
+        "tools": (list[item], Field(default_factory=list)),
+        **{s.key: (resolve(s.model) | None, None) for s in sections},
+    }
     model: type[CoreManifest] = create_model(
         "Manifest", __base__=CoreManifest, __doc__="A buddy: `buddy.yaml`.", **fields
     )

@@ -154,18 +154,24 @@ def _render(template: str, params: Mapping[str, Any]) -> str:
 
 
 def _declarative(spec: ToolSpec) -> Execute:
+    """A declarative tool: its templates rendered with the arguments, then its kind's
+    ``execute`` (a capability's ``Uses``, imported on the first call); the ``reply``
+    template answers unless the kind answered itself."""
     templates = dict(spec.templates)
+    function: Callable[..., Any] | None = None
 
     async def execute(call_id: str, p: dict[str, Any], c: RuntimeConversation) -> ToolResult:
-        if spec.uses == "memory.write":
-            await c.memory.write(_render(templates["key"], p), _render(templates["text"], p))
-        elif spec.uses == "memory.delete":
-            await c.memory.delete(_render(templates["key"], p))
-        else:
-            prefix = _render(templates["prefix"], p) if "prefix" in templates else ""
-            entries = [e for e in await c.memory.list() if str(e["key"]).startswith(prefix)]
-            if "reply" not in templates:
-                return json_result([{"key": e["key"], "text": e["text"]} for e in entries])
+        nonlocal function
+        if function is None:
+            from buddy.capabilities import resolve
+
+            function = resolve(spec.execute)
+        rendered = {f: _render(t, p) for f, t in templates.items() if f != "reply"}
+        if "reply" in templates:
+            rendered["reply"] = templates["reply"]  # rendered after the kind ran, if used
+        answered: ToolResult | None = await function(rendered, c)
+        if answered is not None:
+            return answered
         return ToolResult.of(_render(templates["reply"], p))
 
     return execute

@@ -4,7 +4,11 @@ platform tool of its own; its limits and rules are in :mod:`buddy.capabilities.m
 
 from __future__ import annotations
 
-from buddy.capabilities import Capability
+from buddy.capabilities import Capability, Uses
+
+_RUN = "buddy.capabilities.memory.execute"
+_MODELS = "buddy.capabilities.memory.manifest"
+_SCHEMAS = "buddy.capabilities.memory.limits:KEY_TEMPLATE_SCHEMAS"
 
 CAPABILITY = Capability(
     "memory",
@@ -12,4 +16,21 @@ CAPABILITY = Capability(
     platform="buddy.capabilities.memory.platform",
     attribute="memory",
     facade="buddy.capabilities.memory.conversation:Memory",
+    uses=(
+        Uses(
+            "memory.write",
+            f"{_MODELS}:MemoryWriteTool",
+            f"{_RUN}:write",
+            reply="记下了。",
+            schemas=_SCHEMAS,
+        ),
+        Uses(
+            "memory.delete",
+            f"{_MODELS}:MemoryDeleteTool",
+            f"{_RUN}:delete",
+            reply="删掉了。",
+            schemas=_SCHEMAS,
+        ),
+        Uses("memory.list", f"{_MODELS}:MemoryListTool", f"{_RUN}:list_entries"),
+    ),
 )

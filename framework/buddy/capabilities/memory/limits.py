@@ -13,6 +13,7 @@ from typing import Any
 from buddy.platform.limits import Refusal
 
 __all__ = [
+    "KEY_TEMPLATE_SCHEMAS",
     "MEMORY_ENTRIES_MAX",
     "MEMORY_KEY_CHARS",
     "MEMORY_KEY_PATTERN",
@@ -41,6 +42,9 @@ MEMORY_KEY_SCHEMA: Mapping[str, Any] = {
     "maxLength": MEMORY_KEY_CHARS,
     "pattern": MEMORY_KEY_PATTERN,
 }
+#: For a declarative tool (``uses: memory.write``): a parameter that is a whole ``key``
+#: template is a memory key, and the model is told its rules.
+KEY_TEMPLATE_SCHEMAS: Mapping[str, Mapping[str, Any]] = {"key": MEMORY_KEY_SCHEMA}
 
 
 def memory_key_refusal(key: str) -> Refusal | None:
