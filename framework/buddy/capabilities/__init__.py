@@ -368,6 +368,8 @@ class Registry:
     capabilities: dict[str, Capability] = field(default_factory=dict)
     tools: dict[str, PlatformTool] = field(default_factory=dict)
     owners: dict[str, str] = field(default_factory=dict)  # tool name -> capability name
+    # What one capability alone may have ("tool 'x'", "section 'data'" …) -> its owner.
+    claimed: dict[str, str] = field(default_factory=dict)
 
     def add(self, capability: Capability, where: str) -> None:
         """Register ``capability`` (from ``where``, for errors), checking every part.
@@ -379,61 +381,15 @@ class Registry:
             raise CapabilityError(where, problem)
         if capability.name in self.capabilities:
             raise CapabilityError(where, f"the name {capability.name!r} is registered already")
-        if capability.section is not None:
-            owner_of = next(
-                (
-                    c.name
-                    for c in self.capabilities.values()
-                    if c.section is not None and c.section.key == capability.section.key
-                ),
-                None,
-            )
-            if owner_of is not None:
-                raise CapabilityError(
-                    where,
-                    f"section {capability.section.key!r} is registered already by capability {owner_of!r}",
-                )
-        for use in capability.uses:
-            offered = next(
-                (c.name for c in self.capabilities.values() for u in c.uses if u.name == use.name),
-                None,
-            )
-            if offered is not None:
-                raise CapabilityError(
-                    where, f"uses {use.name!r} is registered already by capability {offered!r}"
-                )
-        for kind in capability.events:
-            holder = next(
-                (
-                    c.name
-                    for c in self.capabilities.values()
-                    for k in c.events
-                    if k.type == kind.type
-                ),
-                None,
-            )
-            if holder is not None:
-                raise CapabilityError(
-                    where,
-                    f"event type {kind.type!r} is registered already by capability {holder!r}",
-                )
-        if capability.attribute:
-            taken = next(
-                (c.name for c in self.capabilities.values() if c.attribute == capability.attribute),
-                None,
-            )
-            if taken is not None:
-                raise CapabilityError(
-                    where,
-                    f"conversation.{capability.attribute} is registered already by capability {taken!r}",
-                )
-        for tool in capability.tools:
-            owner = self.owners.get(tool.name)
+        claims = list(_claims(capability))
+        for claim in claims:
+            owner = self.claimed.get(claim)
             if owner is not None:
                 raise CapabilityError(
-                    where, f"tool {tool.name!r} is registered already by capability {owner!r}"
+                    where, f"{claim} is registered already by capability {owner!r}"
                 )
         self.capabilities[capability.name] = capability
+        self.claimed.update(dict.fromkeys(claims, capability.name))
         for tool in capability.tools:
             self.tools[tool.name] = tool
             self.owners[tool.name] = capability.name
@@ -444,6 +400,18 @@ class Registry:
 
     def __iter__(self) -> Iterator[Capability]:
         return iter(self.capabilities.values())
+
+
+def _claims(capability: Capability) -> Iterator[str]:
+    """What ``capability`` claims that no other may: its manifest section, declarative
+    kinds, event types, ``conversation`` attribute and tools."""
+    if capability.section is not None:
+        yield f"section {capability.section.key!r}"
+    yield from (f"uses {use.name!r}" for use in capability.uses)
+    yield from (f"event type {kind.type!r}" for kind in capability.events)
+    if capability.attribute:
+        yield f"conversation.{capability.attribute}"
+    yield from (f"tool {tool.name!r}" for tool in capability.tools)
 
 
 def _problems(capability: Any, where: str) -> Iterator[str]:

@@ -24,7 +24,7 @@ from buddy.errors import PlatformError, SupersededError
 from buddy.platform.api import API_ROOT, Json, PlatformClient
 from buddy.platform.protocol.events import SUPERSEDED_CLOSE_CODE, Event
 
-__all__ = ["Backoff", "HttpPlatformClient", "PlatformClient"]
+__all__ = ["Backoff", "HttpPlatformClient", "PlatformClient", "refusal"]
 
 log = logging.getLogger("buddy.platform.client")
 
@@ -164,7 +164,7 @@ class HttpPlatformClient(PlatformClient):
         if response.status_code == 404 and missing_ok:
             return None
         if response.status_code >= 400:
-            raise PlatformError(response.status_code, _reason(response), code=_code(response))
+            raise refusal(response)
         if response.status_code == 204 or not response.content:
             return None
         try:
@@ -294,20 +294,19 @@ def _encode(body: Mapping[str, Any]) -> bytes:
         return json.dumps(body, separators=(",", ":"), allow_nan=False).encode("ascii")
 
 
-def _code(response: httpx.Response) -> str:
+def refusal(response: httpx.Response) -> PlatformError:
+    """The :class:`PlatformError` for a platform's error answer: its status, its reason
+    (or the body's text, cut at 500 characters, when it is not the protocol's error body)
+    and its code."""
     try:
         body = response.json()
     except ValueError:
-        return ""
-    code = body.get("code") if isinstance(body, dict) else None
-    return code if isinstance(code, str) else ""
-
-
-def _reason(response: httpx.Response) -> str:
-    try:
-        body = response.json()
-    except ValueError:
-        return response.text[:500] or response.reason_phrase
-    if isinstance(body, dict) and isinstance(body.get("reason"), str):
-        return str(body["reason"])
-    return json.dumps(body, ensure_ascii=False)[:500]
+        return PlatformError(response.status_code, response.text[:500] or response.reason_phrase)
+    if not isinstance(body, dict):
+        return PlatformError(response.status_code, json.dumps(body, ensure_ascii=False)[:500])
+    reason, code = body.get("reason"), body.get("code")
+    return PlatformError(
+        response.status_code,
+        reason if isinstance(reason, str) else json.dumps(body, ensure_ascii=False)[:500],
+        code=code if isinstance(code, str) else "",
+    )

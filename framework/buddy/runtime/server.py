@@ -61,10 +61,10 @@ def _transient(exc: PlatformError) -> bool:
     return exc.status == 0 or exc.status >= 500
 
 
-def _user_text(record: Mapping[str, Any]) -> str:
+def _user_text(record: Mapping[str, Any], kinds: Mapping[str, EventKind]) -> str:
     sender = record.get("sender")
     text = record.get("user_text") or ""
-    kind = event_kinds().get(str(record.get("event_type")))
+    kind = kinds.get(str(record.get("event_type")))
     if kind is not None:
         return kind.history
     if isinstance(sender, dict) and record.get("group"):
@@ -80,8 +80,9 @@ def records_to_messages(records: Sequence[Mapping[str, Any]], *, group: bool) ->
     DeepSeek want it back with every tool-calling step of the history).
     """
     messages: list[Message] = []
+    kinds = event_kinds()
     for record in records:
-        messages.append(Message("user", _user_text({**record, "group": group})))
+        messages.append(Message("user", _user_text({**record, "group": group}, kinds)))
         pending: list[ToolCall] = []
         text = reasoning = ""
 
@@ -542,7 +543,7 @@ class BuddyServer:
         older = records[:-KEEP_RECENT_TURNS]
         lines = [session.summary] if session.summary else []  # earlier turns, already summarised
         for record in older:
-            said = _user_text({**record, "group": session.group})
+            said = _user_text({**record, "group": session.group}, self.kinds)
             lines.append(f"- 对方：{said[:200]}")
             if record.get("reply"):
                 lines.append(f"  我：{str(record['reply'])[:200]}")

@@ -17,9 +17,8 @@ import httpx
 import uvicorn
 
 from buddy.compile.blueprint import Blueprint
-from buddy.errors import PlatformError
 from buddy.models.base import Model
-from buddy.platform.client import Backoff, HttpPlatformClient
+from buddy.platform.client import Backoff, HttpPlatformClient, refusal
 from buddy.platform.dev.app import create_app
 from buddy.platform.dev.serving import server_config
 from buddy.runtime.loop import AgentEvent
@@ -91,7 +90,7 @@ class LocalPlatform:
         """
         response = await self.http.request(method, path, headers=self.admin, **kwargs)
         if response.status_code >= 400:
-            raise _refused(response)
+            raise refusal(response)
         return response.json() if response.content else None
 
     async def register(self, buddy_id: str) -> dict[str, str]:
@@ -102,7 +101,7 @@ class LocalPlatform:
         if response.status_code == 409:
             response = await self.http.post(f"/dev/buddies/{buddy_id}/tokens", headers=self.admin)
         if response.status_code >= 400:
-            raise _refused(response)
+            raise refusal(response)
         created: dict[str, str] = response.json()
         return created
 
@@ -180,20 +179,6 @@ class LocalPlatform:
     async def dev(self, method: str, path: str, **kwargs: Any) -> Any:
         """Any other dev endpoint (``path`` under ``/dev``)."""
         return await self._json(method, f"/dev{path}", **kwargs)
-
-
-def _refused(response: httpx.Response) -> PlatformError:
-    try:
-        body = response.json()
-    except ValueError:
-        body = {}
-    body = body if isinstance(body, dict) else {}
-    reason, code = body.get("reason"), body.get("code")
-    return PlatformError(
-        response.status_code,
-        reason if isinstance(reason, str) else response.text,
-        code=code if isinstance(code, str) else "",
-    )
 
 
 @contextlib.asynccontextmanager

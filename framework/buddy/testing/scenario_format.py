@@ -151,7 +151,8 @@ class ToolCallSpec(Strict):
     args: Data = Field(
         default_factory=dict,
         description="The arguments. A string `{{ tool.path }}` is replaced by a value of the "
-        "latest earlier result of that tool (read as JSON), e.g. `{{ widget_create.id }}`.",
+        "latest earlier result of that tool (read as JSON), e.g. `{{ a_tool.id }}` is the "
+        "`id` of a_tool's last result.",
     )
 
 

@@ -18,9 +18,8 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from buddy.capabilities import start
-from buddy.errors import PlatformError
 from buddy.platform.api import Json
-from buddy.platform.client import HttpPlatformClient
+from buddy.platform.client import HttpPlatformClient, refusal
 from buddy.platform.dev.app import create_app
 
 if TYPE_CHECKING:
@@ -85,7 +84,7 @@ class InProcessPlatform:
         """
         response = await self.admin.request(method, f"/dev{path}", json=body)
         if response.status_code >= 400:
-            raise PlatformError(response.status_code, response.json().get("reason", response.text))
+            raise refusal(response)
         return response.json() if response.content else None
 
     async def close(self) -> None:
