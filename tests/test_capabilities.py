@@ -53,7 +53,7 @@ def with_echo(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 def test_the_builtins_register_in_order() -> None:
     names = [c.name for c in registry()]
-    assert names == ["resources", "questions", "memory", "proactive", "data", "widgets"]
+    assert names == ["questions", "memory", "proactive", "data", "resources", "widgets"]
     assert [m.rsplit(".", 1)[1] for m in BUILTINS] == names
 
 

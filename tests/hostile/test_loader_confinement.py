@@ -23,8 +23,8 @@ from typing import Any
 import pytest
 
 import buddy
+from buddy.capabilities.resources.limits import MAX_RESOURCE_BYTES, MAX_RESOURCES_BYTES
 from buddy.compile.compiler import check
-from buddy.compile.project import MAX_RESOURCE_BYTES, MAX_RESOURCES_BYTES
 from buddy.errors import Issue, ManifestError
 from buddy.manifest.yamlio import MAX_DEPTH
 from buddy.platform.conversation import Resources

@@ -56,7 +56,7 @@ from buddy.errors import CapabilityError
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from buddy.compile.blueprint import Blueprint, WidgetType
+    from buddy.compile.blueprint import Blueprint
     from buddy.errors import Issue
     from buddy.manifest.yamlio import Document
     from buddy.platform.api import PlatformClient
@@ -89,13 +89,14 @@ __all__ = [
 ]
 
 #: The built-in capabilities, in the order their tools are listed (schema, docs) and their
-#: manifest sections rendered (proactive before data, as `buddy render` has always shown).
+#: manifest sections rendered (as `buddy render` has always shown them: proactive, data,
+#: resources, widget types).
 BUILTINS = (
-    "buddy.capabilities.resources",
     "buddy.capabilities.questions",
     "buddy.capabilities.memory",
     "buddy.capabilities.proactive",
     "buddy.capabilities.data",
+    "buddy.capabilities.resources",
     "buddy.capabilities.widgets",
 )
 #: The entry-point group third-party capabilities register under.
@@ -116,8 +117,6 @@ RESERVED_SECTIONS = frozenset(
         "persona",
         "tools",
         "hooks",
-        "resources",
-        "widgets",
         "profiles",
         "buddy",
         "profile",
@@ -139,12 +138,11 @@ class ToolContext:
     """What a tool's description and parameters may depend on, per buddy.
 
     Attributes:
-        widgets: The buddy's widget types (their tools list each type's modules).
-        sections: The buddy's compiled manifest sections, by key (the subscription tool
-            lists the declared subscriptions, which the model may subscribe by key alone).
+        sections: The buddy's compiled manifest sections, by key (the widget tools list
+            each widget type's modules; the subscription tool lists the declared
+            subscriptions, which the model may subscribe by key alone).
     """
 
-    widgets: tuple[WidgetType, ...] = ()
     sections: Mapping[str, Any] = field(default_factory=dict)
 
 
@@ -194,16 +192,19 @@ class Section:
     Attributes:
         key: The manifest key (``^[a-z][a-z0-9_]*$``), unique across the registry and not
             one of the manifest's own.
-        model: ``module:Class`` of the pydantic model of its value (strict, like every
-            manifest model; standard library and pydantic only: ``buddy validate`` imports
-            it). An absent key is ``None``.
+        model: ``module:attribute`` of the type of its value: a pydantic model (strict,
+            like every manifest model) or an annotated type (a folder name); standard
+            library and pydantic only: ``buddy validate`` imports it.
+        default: The value of an absent key (a folder's usual name); ``None``: an absent
+            key is ``None``.
         compile: ``module:function``, ``(context: SectionContext) -> value``: the checks
             that need more than the value (other files, the whole manifest), reported on
             the context with their location, and the compiled value the runtime reads
             (``blueprint.sections[key]``).
         render: ``module:function``, ``(value, root: Path) -> JSON data``: its part of the
             compiled view (``view(blueprint)[key]``).
-        heading: Its heading in the Markdown view.
+        heading: Its heading in the Markdown view; ``{count}`` in it stands for the
+            number of items of the rendered part (``Resources ({count})``).
         markdown: ``module:function``, ``(shown) -> list[str]``: the Markdown blocks of
             the rendered part; ``""``: one JSON block.
         codes: The error codes its model's validators raise (``PydanticCustomError``
@@ -217,6 +218,7 @@ class Section:
     heading: str
     markdown: str = ""
     codes: frozenset[str] = frozenset()
+    default: str | None = None
 
 
 class SectionContext(Protocol):
@@ -266,6 +268,12 @@ class SectionContext(Protocol):
 
     def outside_file(self, file: Path, name: str) -> Issue:
         """``file-outside-project`` for ``file``, shown as ``name``."""
+        ...
+
+    def folder(self) -> Path | None:
+        """The directory the section's value names (relative to the manifest that wrote
+        it), checked to be inside the project; ``None`` (reported when the manifest named
+        it) when it is missing or outside."""
         ...
 
 

@@ -17,6 +17,8 @@ from buddy.models.base import ModelSpec
 if TYPE_CHECKING:
     from buddy.capabilities.data.compiled import DataDeclaration
     from buddy.capabilities.proactive.compiled import ProactiveSpec
+    from buddy.capabilities.resources.compiled import Resource
+    from buddy.capabilities.widgets.compiled import WidgetType
     from buddy.compile.persona import PersonaRenderer
 
 __all__ = [
@@ -25,10 +27,7 @@ __all__ = [
     "HandlerHook",
     "HandlerRef",
     "ModelSpec",
-    "Resource",
     "ToolSpec",
-    "WidgetModule",
-    "WidgetType",
 ]
 
 ToolKind = Literal["platform", "custom", "declarative"]
@@ -108,43 +107,6 @@ class HandlerHook:
 
 
 @dataclass(frozen=True, slots=True)
-class Resource:
-    """A Markdown file under ``resources/``.
-
-    Attributes:
-        path: Relative to the resources folder, ``/``-separated (as ``resource.list()`` shows).
-        file: The file on disk.
-        size: Bytes.
-        sha256: Content digest, so a review sees when a resource changed.
-    """
-
-    path: str
-    file: Path
-    size: int
-    sha256: str
-
-
-@dataclass(frozen=True, slots=True)
-class WidgetModule:
-    """One module of a widget type, with the JSON Schema of one record."""
-
-    name: str
-    title: str
-    record: Mapping[str, Any]
-
-
-@dataclass(frozen=True, slots=True)
-class WidgetType:
-    """A widget type from ``widgets/<type>/schema.json``."""
-
-    type: str
-    title: str
-    description: str
-    modules: tuple[WidgetModule, ...]
-    file: Path
-
-
-@dataclass(frozen=True, slots=True)
 class Blueprint:
     """A compiled buddy, ready for the runtime.
 
@@ -160,10 +122,8 @@ class Blueprint:
         before_hooks: ``before_tool_call`` rules, in order.
         after_hooks: ``after_tool_call`` rules, in order.
         sections: Each capability's manifest section, compiled (``Section.key`` → its
-            compile function's value; :attr:`data` and :attr:`proactive` are the
-            built-ins', typed).
-        resources: The resource index, sorted by path.
-        widgets: Widget types, sorted by type id.
+            compile function's value; :attr:`resources`, :attr:`widgets`, :attr:`data`
+            and :attr:`proactive` are the built-ins', typed).
         files: Every file the compiled buddy depends on (manifests, templates, traits,
             plugins, widget schemas, resources) — for reload and for review.
         facades: ``(attribute, module:Class)`` of each capability's part of the
@@ -180,11 +140,21 @@ class Blueprint:
     tools: tuple[ToolSpec, ...]
     before_hooks: tuple[DenyHook | HandlerHook, ...]
     after_hooks: tuple[HandlerHook, ...]
-    resources: tuple[Resource, ...]
-    widgets: tuple[WidgetType, ...]
     files: tuple[Path, ...]
     sections: Mapping[str, Any] = field(default_factory=dict)
     facades: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def resources(self) -> tuple[Resource, ...]:
+        """The resource index (``resources:``'s folder), sorted by path."""
+        index: tuple[Resource, ...] = self.sections.get("resources", ())
+        return index
+
+    @property
+    def widgets(self) -> tuple[WidgetType, ...]:
+        """The widget types (``widgets:``'s folder), sorted by type id."""
+        types: tuple[WidgetType, ...] = self.sections.get("widgets", ())
+        return types
 
     @property
     def data(self) -> DataDeclaration:

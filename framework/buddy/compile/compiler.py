@@ -8,7 +8,6 @@ the value that caused it. Nothing here imports or runs plugin code.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from collections.abc import Iterable, Mapping
@@ -28,10 +27,7 @@ from buddy.compile.blueprint import (
     HandlerHook,
     HandlerRef,
     ModelSpec,
-    Resource,
     ToolSpec,
-    WidgetModule,
-    WidgetType,
 )
 from buddy.compile.handlers import HandlerProblem, resolve_handler
 from buddy.compile.model_rules import check_model
@@ -46,12 +42,11 @@ from buddy.compile.persona import (
     search_path,
 )
 from buddy.compile.platform_tools import platform_tools
-from buddy.compile.project import inside, read_resources, searched
+from buddy.compile.project import inside
 from buddy.errors import Issue, ManifestError
 from buddy.manifest.load import Source, deep_merge, read_manifest
 from buddy.manifest.locate import issue_at, issues_from_validation, loc_of
 from buddy.manifest.schema import (
-    WIDGET_ID_PATTERN,
     CoreManifest,
     CustomTool,
     DeclarativeTool,
@@ -61,18 +56,14 @@ from buddy.manifest.schema import (
     ModelOptions,
     ModelRef,
     ThinkingOptions,
-    WidgetSchemaFile,
-    canonical_json,
     did_you_mean,
     manifest_model,
-    schema_problem,
 )
 from buddy.manifest.yamlio import (
     Document,
     Loc,
     YamlPath,
     load_document,
-    load_json,
     parse_document,
 )
 from buddy.models.base import Thinking
@@ -210,10 +201,8 @@ class _Compiler:
 
     def run(self, profile: str | None, override: str | None) -> Blueprint | None:
         m, skip = self.manifest, self.skip
-        widgets = self.widgets() if "widgets" not in skip else ()
-        resources = self.resources() if "resources" not in skip else ()
         sections = self.sections()
-        tools = self.tools(widgets, sections) if "tools" not in skip else ()
+        tools = self.tools(sections) if "tools" not in skip else ()
         # Hooks may name any declared tool, even one whose own definition has an error.
         names = {t if isinstance(t, str) else t.name for t in m.tools}
         before, after = (
@@ -237,8 +226,6 @@ class _Compiler:
             tools=tools,
             before_hooks=before,
             after_hooks=after,
-            resources=resources,
-            widgets=widgets,
             files=tuple(sorted(self.files)),
             sections=sections,
             facades=facades(),
@@ -440,11 +427,9 @@ class _Compiler:
 
     # ------------------------------------------------------------ tools
 
-    def tools(
-        self, widgets: tuple[WidgetType, ...], sections: dict[str, Any]
-    ) -> tuple[ToolSpec, ...]:
+    def tools(self, sections: dict[str, Any]) -> tuple[ToolSpec, ...]:
         platform_names = [t for t in self.manifest.tools if isinstance(t, str)]
-        platform = platform_tools(platform_names, widgets, sections)
+        platform = platform_tools(platform_names, sections)
         seen: set[str] = set()
         out: list[ToolSpec] = []
         for index, item in enumerate(self.manifest.tools):
@@ -593,7 +578,7 @@ class _Compiler:
             compiled[section.key] = resolve(section.compile)(context)
         return compiled
 
-    # ------------------------------------------------------------ resources and widgets
+    # ------------------------------------------------------------ folders
 
     def folder(self, field: str) -> Path | None:
         value: str = getattr(self.manifest, field)
@@ -606,8 +591,9 @@ class _Compiler:
         if os.path.isdir(folder):  # unlike Path.is_dir, False for a name too long
             if inside(folder, self.root):
                 return folder
-            # Resources are served to the model and walked at every compile: a folder out
-            # of the project (`resources: /`) would publish, and walk, anything on the disk.
+            # A folder's files are compiled in, served to the model or uploaded, and walked
+            # at every compile: one out of the project (`resources: /`) would publish, and
+            # walk, anything on the disk.
             self.error(
                 (field,),
                 "dir-outside-project",
@@ -624,137 +610,6 @@ class _Compiler:
                 f"looked for {folder}",
             )
         return None
-
-    def resources(self) -> tuple[Resource, ...]:
-        folder = self.folder("resources")
-        if folder is None:
-            return ()
-        found: list[Path] = []
-        for dirpath, dirnames, filenames in os.walk(folder):
-            dirnames[:] = sorted(d for d in dirnames if searched(d))
-            for filename in sorted(filenames):
-                file = Path(dirpath) / filename
-                if filename.startswith(".") or not filename.endswith(".md"):
-                    continue
-                if not inside(file, folder):  # a symlink leading out
-                    continue
-                found.append(file)
-        # Regular files only, each and all together under the resource limits.
-        contents, problems = read_resources((file, str(file)) for file in found)
-        if problems:
-            self.issues.extend(problems)
-            return ()
-        out: list[Resource] = []
-        for file, content in zip(found, contents, strict=True):
-            rel = PurePosixPath(file.relative_to(folder).as_posix())
-            out.append(
-                Resource(
-                    str(rel), file.resolve(), len(content), hashlib.sha256(content).hexdigest()
-                )
-            )
-            self.files.add(file.resolve())
-        return tuple(sorted(out, key=lambda r: r.path))
-
-    def widgets(self) -> tuple[WidgetType, ...]:
-        folder = self.folder("widgets")
-        if folder is None:
-            return ()
-        out: list[WidgetType] = []
-        for entry in sorted(folder.iterdir()):
-            if not entry.is_dir() or not searched(entry.name):
-                continue
-            if not inside(entry, self.root):
-                # A symlinked type folder: its schema would be uploaded to the platform.
-                self.issues.append(
-                    Issue.of_file(
-                        str(entry),
-                        "dir-outside-project",
-                        f"widget folder `{entry.name}` leads outside the project, "
-                        f"to {entry.resolve()}",
-                        f"keep the folder inside the project root {self.root}, not a symlink"
-                        " to one outside",
-                    )
-                )
-                continue
-            widget = self.widget(entry)
-            if widget is not None:
-                out.append(widget)
-        return tuple(out)
-
-    def widget(self, folder: Path) -> WidgetType | None:
-        file = folder / "schema.json"
-        shown = str(file)
-        if not re.match(WIDGET_ID_PATTERN, folder.name):
-            self.issues.append(
-                Issue.of_file(
-                    str(folder),
-                    "widget-schema",
-                    f"widget type id `{folder.name}` is not valid",
-                    "name the folder with lowercase letters, digits, _ and -",
-                )
-            )
-            return None
-        if not os.path.lexists(file):
-            self.issues.append(
-                Issue.of_file(
-                    shown, "widget-schema", f"widget folder `{folder.name}` has no schema.json"
-                )
-            )
-            return None
-        if not inside(file, self.root):
-            self.issues.append(self.outside_file(file, "schema.json"))
-            return None
-        doc = load_json(file, shown, code="widget-json")
-        self.files.add(file.resolve())
-        if isinstance(doc, Issue):
-            self.issues.append(doc)
-            return None
-        try:
-            parsed = WidgetSchemaFile.model_validate(doc.data)
-        except ValidationError as exc:
-            self.issues.extend(
-                Issue(
-                    file=i.file,
-                    line=i.line,
-                    column=i.column,
-                    path=i.path,
-                    code="widget-schema",
-                    message=i.message,
-                    hint=i.hint,
-                )
-                for i in issues_from_validation(doc, exc, WidgetSchemaFile)
-            )
-            return None
-        modules: list[WidgetModule] = []
-        for name, module in parsed.modules.items():
-            where: YamlPath = ("modules", name, "record")
-            problem = schema_problem(canonical_json(module.record))
-            if problem is not None:
-                self.issues.append(
-                    issue_at(
-                        doc,
-                        (*where, *problem[0]),
-                        "widget-record-schema",
-                        f"record schema of module `{name}` is invalid: {problem[1]}",
-                    )
-                )
-                continue
-            if module.record.get("type") != "object":
-                self.issues.append(
-                    issue_at(
-                        doc,
-                        where,
-                        "widget-record-schema",
-                        f"record schema of module `{name}` must have `type: object`",
-                    )
-                )
-                continue
-            modules.append(WidgetModule(name, module.title or name, module.record))
-        if len(modules) != len(parsed.modules):
-            return None
-        return WidgetType(
-            folder.name, parsed.title, parsed.description or "", tuple(modules), file.resolve()
-        )
 
 
 class _SectionContext:
@@ -794,6 +649,9 @@ class _SectionContext:
 
     def outside_file(self, file: Path, name: str) -> Issue:
         return self._compiler.outside_file(file, name)
+
+    def folder(self) -> Path | None:
+        return self._compiler.folder(self.key)
 
 
 def _derived_property(

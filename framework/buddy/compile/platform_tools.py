@@ -3,8 +3,9 @@
 Every platform tool is declared by its capability (``buddy/capabilities/<name>/tools.py``:
 texts following the TypeScript runtime's contract, SPEC §4; parameter schemas built from
 the platform's limits). This module only asks the registry and fills in what depends on
-the buddy: widget tools describe its widget types' modules and fields, the subscription
-tool the declared subscriptions of its compiled ``proactive:`` section. The runtime binds each spec to the conversation.
+the buddy's compiled manifest sections (the widget tools describe its widget types'
+modules and fields, the subscription tool its declared subscriptions). The runtime binds
+each spec to the conversation.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from buddy.capabilities import ToolContext, registry
-from buddy.compile.blueprint import ToolSpec, WidgetType
+from buddy.compile.blueprint import ToolSpec
 
 __all__ = ["ENDS_TURN", "covers_every_platform_tool", "platform_tools"]
 
@@ -22,16 +23,16 @@ ENDS_TURN = frozenset(t.name for t in registry().tools.values() if t.ends_turn)
 
 
 def platform_tools(
-    names: list[str], widgets: tuple[WidgetType, ...], sections: Mapping[str, Any] | None = None
+    names: list[str], sections: Mapping[str, Any] | None = None
 ) -> dict[str, ToolSpec]:
-    """The specs of the platform tools ``names`` for a buddy with these widget types and
-    compiled manifest sections (a tool's text may depend on them).
+    """The specs of the platform tools ``names`` for a buddy with these compiled manifest
+    sections (a tool's text may depend on them).
 
     Raises:
         KeyError: A name is not a platform tool.
     """
     tools = registry().tools
-    context = ToolContext(widgets, dict(sections or {}))
+    context = ToolContext(dict(sections or {}))
     out: dict[str, ToolSpec] = {}
     for name in names:
         tool = tools[name]

@@ -21,33 +21,23 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterable
 from pathlib import Path
 
 from buddy.errors import Issue
 
 __all__ = [
-    "MAX_RESOURCES_BYTES",
-    "MAX_RESOURCE_BYTES",
     "ROOT_MARKERS",
     "SKIP_DIRS",
     "find_project_root",
     "inside",
     "read_file",
-    "read_resources",
     "searched",
+    "size_text",
 ]
 
 ROOT_MARKERS = (".git", "pyproject.toml")
 # Besides these, every folder whose name starts with a dot is skipped.
 SKIP_DIRS = frozenset({"node_modules", "venv", ".venv", "__pycache__"})
-
-# Every resource is held in memory by a running buddy and hashed at every compile. One
-# file is served whole to the model: 1 MiB of text is more than any model's context
-# holds, and is the limit of every other file the loader reads.
-MAX_RESOURCE_BYTES = 1024 * 1024
-# All resources together: what a buddy process keeps in memory for them.
-MAX_RESOURCES_BYTES = 16 * 1024 * 1024
 
 _KIND = {
     stat.S_IFIFO: "a FIFO (named pipe)",
@@ -129,63 +119,6 @@ def read_file(path: Path, shown: str, limit: int, *, what: str = "file") -> byte
     return content
 
 
-def read_resources(files: Iterable[tuple[Path, str]]) -> tuple[list[bytes], list[Issue]]:
-    """Read resource files under both limits: :data:`MAX_RESOURCE_BYTES` each and
-    :data:`MAX_RESOURCES_BYTES` together.
-
-    The one place both limits are enforced: the compiler indexes resources with it and a
-    running buddy loads them with it, so a file that changed since the compile is held to
-    the same rules.
-
-    Each must also be UTF-8 text (``resource-encoding``), as a running buddy serves it.
-
-    Args:
-        files: ``(path, shown)`` pairs; ``shown`` is the name to locate issues at.
-
-    Returns:
-        ``(contents, issues)``: every file's content in order when ``issues`` is empty
-        (reading stops at the file that takes the total over the limit).
-    """
-    contents: list[bytes] = []
-    issues: list[Issue] = []
-    total = 0
-    for path, shown in files:
-        content = read_file(path, shown, MAX_RESOURCE_BYTES, what="resource")
-        if isinstance(content, Issue):
-            issues.append(content)
-            continue
-        try:
-            content.decode("utf-8")  # a running buddy serves resources as text
-        except UnicodeDecodeError as exc:
-            issues.append(
-                Issue(
-                    file=shown,
-                    line=content[: exc.start].count(b"\n") + 1,
-                    column=1,
-                    path="",
-                    code="resource-encoding",
-                    message="the resource is not valid UTF-8",
-                    hint="save the file as UTF-8",
-                )
-            )
-            continue
-        total += len(content)
-        if total > MAX_RESOURCES_BYTES:
-            issues.append(
-                Issue.of_file(
-                    shown,
-                    "resources-too-large",
-                    f"the resources add up to more than {_size(MAX_RESOURCES_BYTES)} "
-                    f"({MAX_RESOURCES_BYTES} bytes) with this file",
-                    "keep only what the model needs in resources/; a running buddy holds "
-                    "every resource in memory",
-                )
-            )
-            break
-        contents.append(content)
-    return contents, issues
-
-
 def _not_regular(shown: str, kind: int, what: str) -> Issue:
     if kind == stat.S_IFDIR:
         return Issue.of_file(shown, "file-not-found", "this is a directory, not a file")
@@ -204,10 +137,11 @@ def _too_large(shown: str, size: int, limit: int) -> Issue:
         column=1,
         path="",
         code="file-too-large",
-        message=f"the file has {size} bytes; the limit is {limit} ({_size(limit)})",
+        message=f"the file has {size} bytes; the limit is {limit} ({size_text(limit)})",
         hint="split large content into several files",
     )
 
 
-def _size(limit: int) -> str:
+def size_text(limit: int) -> str:
+    """A byte limit as people read it (``16 MiB``, ``1000 bytes``)."""
     return f"{limit // (1024 * 1024)} MiB" if limit % (1024 * 1024) == 0 else f"{limit} bytes"

@@ -2,7 +2,7 @@
 
 Everything the model and the user will meet — model, full system prompt, tools with
 schemas, hooks, each capability's manifest section (its ``Section.render``, in registry
-order: proactive subscriptions, data declaration …), resources, widget types — as
+order: proactive subscriptions, data declaration, resources, widget types …) — as
 Markdown (for people and pull-request diffs) or JSON (for tools). Paths are shown relative to the
 project root so the view does not depend on where the repository is checked out.
 """
@@ -111,22 +111,7 @@ def view(
     for section in sections():  # each capability's part, in registry order
         if section.key in b.sections:
             shown[section.key] = resolve(section.render)(b.sections[section.key], root)
-    return shown | {
-        "resources": [{"path": r.path, "size": r.size, "sha256": r.sha256} for r in b.resources],
-        "widgets": [
-            {
-                "type": w.type,
-                "title": w.title,
-                "description": w.description,
-                "file": relative(w.file, root),
-                "modules": [
-                    {"name": m.name, "title": m.title, "record": m.record} for m in w.modules
-                ],
-            }
-            for w in b.widgets
-        ],
-        "files": [relative(f, root) for f in b.files],
-    }
+    return shown | {"files": [relative(f, root) for f in b.files]}
 
 
 def render_json(
@@ -206,30 +191,13 @@ def render_markdown(
 
     for section in sections():
         if section.key in v:
-            out.append(f"## {section.heading}\n")
+            part = v[section.key]
+            count = str(len(part)) if isinstance(part, list | dict) else ""
+            out.append(f"## {section.heading.replace('{count}', count)}\n")
             if section.markdown:
-                out.extend(resolve(section.markdown)(v[section.key]))
+                out.extend(resolve(section.markdown)(part))
             else:
-                out.append(json_block(v[section.key]))
-
-    out.append(f"## Resources ({len(v['resources'])})\n")
-    if v["resources"]:
-        out.append(
-            "\n".join(
-                f"- `{r['path']}` · {r['size']} bytes · sha256 {r['sha256'][:12]}"
-                for r in v["resources"]
-            )
-            + "\n"
-        )
-
-    out.append(f"## Widget types ({len(v['widgets'])})\n")
-    for w in v["widgets"]:
-        out.append(f"### `{w['type']}` · {w['title']}\n")
-        out.append(
-            json_block(
-                {"description": w["description"], "file": w["file"], "modules": w["modules"]}
-            )
-        )
+                out.append(json_block(part))
 
     out.append("## Files\n")
     out.append("\n".join(f"- `{f}`" for f in v["files"]) + "\n")

@@ -44,6 +44,7 @@ __all__ = [
     "CustomTool",
     "DeclarativeTool",
     "DenyRule",
+    "Folder",
     "HandlerRule",
     "Hooks",
     "ModelOptions",
@@ -61,6 +62,10 @@ SLUG_PATTERN = r"^[a-z0-9][a-z0-9-]{0,62}$"
 TOOL_NAME_PATTERN = r"^[a-zA-Z0-9_-]{1,64}$"
 HANDLER_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*$"
 _HANDLER_RE = re.compile(HANDLER_PATTERN)
+
+#: A folder a manifest key names, relative to the manifest that wrote it (``resources:``,
+#: ``widgets:``): a section's model when its value is a folder.
+Folder = Annotated[str, Field(min_length=1)]
 
 #: Every platform tool a manifest may list by name: the registered capabilities' tools.
 PLATFORM_TOOL_NAMES: tuple[str, ...] = registry().tool_names()
@@ -617,8 +622,6 @@ class CoreManifest(Strict):
     persona: Persona
     tools: list[ToolItem] = Field(default_factory=list)  # and the registered `uses` kinds
     hooks: Hooks = Field(default_factory=Hooks)
-    resources: str = Field(default="resources", min_length=1)
-    widgets: str = Field(default="widgets", min_length=1)
     profiles: dict[Annotated[str, Field(pattern=SLUG_PATTERN)], Profile] = Field(
         default_factory=dict,
         description="Per-environment model choices, selected with --profile or BUDDY_PROFILE.",
@@ -641,7 +644,12 @@ def _composed(sections: tuple[Section, ...], uses: tuple[Uses, ...]) -> type[Cor
     item: Any = tool_item(tuple(resolve(u.model) for u in uses))
     fields: dict[str, Any] = {
         "tools": (list[item], Field(default_factory=list)),
-        **{s.key: (resolve(s.model) | None, None) for s in sections},
+        **{
+            s.key: (resolve(s.model), s.default)
+            if s.default is not None
+            else (resolve(s.model) | None, None)
+            for s in sections
+        },
     }
     model: type[CoreManifest] = create_model(
         "Manifest", __base__=CoreManifest, __doc__="A buddy: `buddy.yaml`.", **fields
@@ -654,25 +662,3 @@ def custom_codes() -> frozenset[str]:
     from buddy.capabilities import sections
 
     return CUSTOM_ERROR_CODES.union(*(s.codes for s in sections()))
-
-
-# ---------------------------------------------------------------- widget type files
-
-WIDGET_ID_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,63}$"
-
-
-class WidgetModuleFile(Strict):
-    """One module of a widget type: a title and the JSON Schema of one record."""
-
-    title: str | None = Field(default=None, min_length=1, max_length=100)
-    record: dict[str, Any] = Field(description="JSON Schema of one record (type object).")
-
-
-class WidgetSchemaFile(Strict):
-    """``widgets/<type>/schema.json``: a widget type (the directory name is its id)."""
-
-    title: str = Field(min_length=1, max_length=100)
-    description: str | None = Field(default=None, min_length=1, max_length=1000)
-    modules: dict[Annotated[str, Field(pattern=WIDGET_ID_PATTERN)], WidgetModuleFile] = Field(
-        min_length=1
-    )

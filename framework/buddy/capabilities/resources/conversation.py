@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from buddy.compile.project import read_resources
+from buddy.capabilities.resources.limits import read_resources
 from buddy.errors import ManifestError, ResourceNotFoundError
 
 __all__ = ["Resources"]

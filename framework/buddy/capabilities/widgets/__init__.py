@@ -3,7 +3,7 @@ read, written and sent into the chat."""
 
 from __future__ import annotations
 
-from buddy.capabilities import Capability
+from buddy.capabilities import Capability, Section
 from buddy.capabilities.widgets.tools import TOOLS
 
 CAPABILITY = Capability(
@@ -11,6 +11,15 @@ CAPABILITY = Capability(
     "小挂件（widgets/<type>/schema.json）",
     TOOLS,
     startup="buddy.capabilities.widgets.startup:upload_widget_types",
+    section=Section(
+        "widgets",
+        model="buddy.capabilities.widgets.manifest:WidgetsSection",
+        compile="buddy.capabilities.widgets.compile:compile_widgets",
+        render="buddy.capabilities.widgets.render:render_widgets",
+        heading="Widget types ({count})",
+        markdown="buddy.capabilities.widgets.render:render_markdown",
+        default="widgets",
+    ),
     platform="buddy.capabilities.widgets.platform",
     playground="buddy.capabilities.widgets.playground:panel",
     attribute="widget",

@@ -7,9 +7,14 @@ cannot drift apart. Standard library only: ``buddy validate`` imports it.
 from __future__ import annotations
 
 __all__ = [
+    "WIDGET_ID_PATTERN",
     "WIDGET_SUMMARY_CHARS",
     "WIDGET_TITLE_CHARS",
 ]
+
+# Type and module names: a type's folder under ``widgets/``, a module's key in its
+# ``schema.json``.
+WIDGET_ID_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,63}$"
 
 WIDGET_TITLE_CHARS = 100
 WIDGET_SUMMARY_CHARS = 500

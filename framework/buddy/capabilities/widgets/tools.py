@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from buddy.capabilities import PlatformTool, ToolContext, obj
 from buddy.capabilities.widgets.limits import WIDGET_TITLE_CHARS
+
+if TYPE_CHECKING:
+    from buddy.capabilities.widgets.compiled import WidgetType
 
 _RUN = "buddy.capabilities.widgets.execute"
 _FAILURE = (
@@ -37,12 +40,18 @@ def _field_line(name: str, schema: Mapping[str, Any], required: bool) -> str:
     return f"{name}: {kind}{'，必填' if required else ''}{note}"
 
 
+def _types(context: ToolContext) -> tuple[WidgetType, ...]:
+    types: tuple[WidgetType, ...] = context.sections.get("widgets", ())
+    return types
+
+
 def catalogue(context: ToolContext) -> str:
     """The buddy's widget types, modules and record fields, as the model reads them."""
-    if not context.widgets:
+    types = _types(context)
+    if not types:
         return "这只搭子没有声明小挂件类型。"
     lines = ["可用的小挂件类型："]
-    for widget in context.widgets:
+    for widget in types:
         lines.append(
             f"- {widget.type}（{widget.title}）"
             + (f"：{widget.description}" if widget.description else "")
@@ -57,12 +66,9 @@ def catalogue(context: ToolContext) -> str:
 
 
 def _create_parameters(context: ToolContext) -> dict[str, Any]:
-    types = (
-        {"type": "string", "enum": [w.type for w in context.widgets]}
-        if context.widgets
-        else {"type": "string"}
-    )
-    return obj({"type": types, "title": _TITLE}, ("type", "title"))
+    types = _types(context)
+    kind = {"type": "string", "enum": [w.type for w in types]} if types else {"type": "string"}
+    return obj({"type": kind, "title": _TITLE}, ("type", "title"))
 
 
 TOOLS = (

@@ -13,7 +13,11 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, Field
 
-from buddy.capabilities.widgets.limits import WIDGET_SUMMARY_CHARS, WIDGET_TITLE_CHARS
+from buddy.capabilities.widgets.limits import (
+    WIDGET_ID_PATTERN,
+    WIDGET_SUMMARY_CHARS,
+    WIDGET_TITLE_CHARS,
+)
 from buddy.platform.protocol.conversation import Wire
 from buddy.platform.protocol.values import compact_bytes, json_problem, valid_unicode
 
@@ -49,8 +53,6 @@ __all__ = [
     "json_problem",
 ]
 
-# Type and module names, as in ``widgets/<type>/schema.json``.
-WIDGET_ID_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,63}$"
 # Bounds of this protocol's own (not in SPEC §4) free-form values.
 IDEMPOTENCY_KEY_CHARS = 200
 MEDIA_ID_CHARS = 200
