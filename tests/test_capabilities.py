@@ -4,8 +4,10 @@ part is checked at registration, and the core names no capability's tool."""
 from __future__ import annotations
 
 import re
+import textwrap
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -20,6 +22,8 @@ from buddy.capabilities import (
     PlatformTool,
     Registry,
     Section,
+    StepAction,
+    StepExpect,
     ToolContext,
     Uses,
     obj,
@@ -81,6 +85,19 @@ def test_every_capability_supplies_every_part() -> None:
             assert use.execute.startswith(f"buddy.capabilities.{capability.name}.execute:")
         if capability.playground:
             assert capability.playground == f"buddy.capabilities.{capability.name}.playground:panel"
+        scenario = f"buddy.capabilities.{capability.name}.scenario:"
+        for action in capability.actions:  # its words in scenario files, in scenario.py
+            assert all(
+                p.startswith(scenario) for p in (action.model, action.run, action.check or scenario)
+            )
+        for expect in capability.expects:
+            parts = (
+                expect.model,
+                expect.verify,
+                expect.state or scenario,
+                expect.check or scenario,
+            )
+            assert all(p.startswith(scenario) for p in parts)
         if capability.section is not None:  # what it adds to buddy.yaml, by role
             section = capability.section
             assert section.key == capability.name
@@ -167,20 +184,6 @@ def _code_strings(path: Path) -> Iterator[str]:
             yield node.value
 
 
-# Still named by the core, to move with what uses them (docs/architecture.md): buddy test's
-# actions (grant, data, trigger) and expectations (memory, widgets, subscriptions) of a
-# scenario file, and LocalPlatform's consent helper. The set only shrinks.
-STILL_IN_THE_CORE = {
-    "testing/scenarios.py: /internal/v1/memory",
-    "testing/scenarios.py: /dev/conversations/{conversation_id}/widgets",
-    "testing/scenarios.py: /dev/proactive/subscriptions",
-    "testing/scenarios.py: /dev/grants",
-    "testing/scenarios.py: /dev/data",
-    "testing/scenarios.py: /dev/triggers",
-    "testing/local.py: /dev/data-access/requests/{request_id}/answer",
-}
-
-
 def test_the_core_names_no_capabilitys_route_or_table() -> None:
     tables, routes = _platform_names()
     sql = re.compile(rf"\b(?:FROM|INTO|UPDATE|JOIN|TABLE)\s+({'|'.join(sorted(tables))})\b")
@@ -198,7 +201,7 @@ def test_the_core_names_no_capabilitys_route_or_table() -> None:
             target = text.split("?")[0]
             for candidate in (target, f"/dev{target}"):  # LocalPlatform.dev("/grants")
                 named |= {f"{where}: {r}" for r, shape in shapes.items() if shape.match(candidate)}
-    assert named == STILL_IN_THE_CORE
+    assert named == set()
 
 
 def test_a_third_party_capability_validates_renders_and_runs(with_echo: None, write: Write) -> None:
@@ -291,6 +294,27 @@ def _tool(name: str = "x_do", **changes: object) -> PlatformTool:
             "events[0] (tick): history is empty",
         ),
         (Capability("x", "x", platform="x:p"), "platform 'x:p' must be a dotted module name"),
+        (Capability("x", "x", actions=("poke",)), "actions[0] must be a StepAction, not str"),  # type: ignore[arg-type]
+        (
+            Capability("x", "x", actions=(StepAction("user", "x:M", "Poke.", "x:run"),)),
+            "actions[0] (user): key is the scenario format's own",
+        ),
+        (
+            Capability("x", "x", actions=(StepAction("poke", "x:M", "Poke.", "x.run"),)),
+            "actions[0] (poke): run 'x.run' must be 'module:attribute'",
+        ),
+        (
+            Capability("x", "x", expects=(StepExpect("reply", "x:M", "R.", "x:verify"),)),
+            "expects[0] (reply): key is the scenario format's own",
+        ),
+        (
+            Capability("x", "x", expects=(StepExpect("pokes", "x:M", "", "x:verify"),)),
+            "expects[0] (pokes): description is empty",
+        ),
+        (
+            Capability("x", "x", expects=(StepExpect("pokes", "x:M", "P.", "x:v", state="x.s"),)),
+            "expects[0] (pokes): state 'x.s' must be 'module:attribute'",
+        ),
         (Capability("x", "x", attribute="x"), "attribute and facade go together"),
         (Capability("x", "x", facade="x:X"), "attribute and facade go together"),
         (Capability("x", "x", attribute="X", facade="x:X"), "attribute 'X' must match"),
@@ -338,6 +362,17 @@ def test_a_declarative_kind_taken_is_refused() -> None:
         CapabilityError, match=r"uses 'notes\.add' is registered already by capability 'x'"
     ):
         found.add(Capability("y", "y", uses=(Uses("notes.add", "y:M", "y:run"),)), "acme.y")
+
+
+def test_a_scenario_word_taken_is_refused() -> None:
+    found = Registry()
+    poke = StepAction("poke", "x:M", "Poke.", "x:run")
+    pokes = StepExpect("pokes", "x:M", "Pokes.", "x:verify")
+    found.add(Capability("x", "x", actions=(poke,), expects=(pokes,)), "acme.x")
+    with pytest.raises(CapabilityError, match="step action 'poke' is registered already by"):
+        found.add(Capability("y", "y", actions=(poke,)), "acme.y")
+    with pytest.raises(CapabilityError, match="expect key 'pokes' is registered already by"):
+        found.add(Capability("z", "z", expects=(pokes,)), "acme.z")
 
 
 def test_an_event_type_taken_is_refused() -> None:
@@ -528,6 +563,84 @@ async def test_the_third_party_tool_runs_in_a_scenario(with_echo: None, write: W
     assert suite.issues == []
     result = await run_scenario(blueprint, suite, 0)
     assert result.passed, [str(f) for f in result.failures]
+
+
+ECHO_SCENARIO = """\
+    scenarios:
+      - name: 回声
+        steps:
+%s
+"""
+
+
+def _echo_suite(write: Write, steps: str) -> tuple[buddy.Blueprint, Any]:
+    from buddy.testing.scenario_format import read_suite
+
+    path = write(
+        {
+            "buddy.yaml": MINIMAL + "tools: [echo_say]\n",
+            "tests/echo.yaml": ECHO_SCENARIO % textwrap.indent(textwrap.dedent(steps), " " * 10),
+        }
+    )
+    blueprint = buddy.load(path)
+    return blueprint, read_suite(
+        path.parent / "tests" / "echo.yaml", blueprint, display="echo.yaml"
+    )
+
+
+async def test_a_third_party_step_and_expectation_run(with_echo: None, write: Write) -> None:
+    from buddy.testing.scenarios import run_scenario
+
+    blueprint, suite = _echo_suite(
+        write,
+        """\
+        - echo_keep: 一
+        - echo_keep: 二
+        - echo_keep: 三
+          expect: { echoes: [一, 二, 三] }
+        """,
+    )
+    assert suite.issues == []
+    result = await run_scenario(blueprint, suite, 0)
+    assert result.passed, [str(f) for f in result.failures]
+
+
+async def test_a_third_party_expectation_reports_what_it_saw(with_echo: None, write: Write) -> None:
+    from buddy.testing.scenarios import run_scenario
+
+    blueprint, suite = _echo_suite(write, "- echo_keep: 一\n  expect: { echoes: [二] }\n")
+    result = await run_scenario(blueprint, suite, 0)
+    assert [(f.line, f.message) for f in result.failures] == [
+        (5, 'expected the echoes ["二"], got ["一"]')
+    ]
+
+
+async def test_a_third_party_step_over_its_platform_limit_fails(
+    with_echo: None, write: Write
+) -> None:
+    from buddy.testing.scenarios import run_scenario
+
+    blueprint, suite = _echo_suite(write, "".join(f"- echo_keep: 第{n}句\n" for n in range(4)))
+    result = await run_scenario(blueprint, suite, 0)
+    (failure,) = result.failures
+    assert failure.line == 7 and "409" in failure.message
+
+
+def test_a_third_party_expectation_checks_its_bound(with_echo: None, write: Write) -> None:
+    at_bound = "- expect: { echoes: [一, 二, 三] }\n"
+    over = "- expect: { echoes: [一, 二, 三, 四] }\n"
+    assert _echo_suite(write, at_bound)[1].issues == []
+    (issue,) = _echo_suite(write, over)[1].issues
+    assert (issue.line, issue.code) == (4, "echo-full")
+    assert "at most 3 echoes" in issue.message
+
+
+def test_without_the_capability_its_scenario_words_are_unknown(write: Write) -> None:
+    from buddy.testing.scenario_format import read_suite
+
+    path = write({"tests/echo.yaml": ECHO_SCENARIO % "          - echo_keep: 一\n"})
+    (issue,) = read_suite(path, display="echo.yaml").issues
+    assert issue.line == 4 and "echo_keep" in issue.message
 
 
 def test_a_facade_that_is_not_a_bound_part_is_named() -> None:

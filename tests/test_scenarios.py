@@ -314,8 +314,8 @@ def test_every_format_key_is_in_the_docs() -> None:
 
 
 def _redaction(turn: dict[str, Any], values: set[str]) -> list[str]:
-    seen = Observed(turns=[turn], data_values=values)
-    failures, _ = check(Expect(stored_redacted=True), seen, State())
+    seen = Observed(turns=[turn])
+    failures, _ = check(Expect(stored_redacted=True), seen, State(stored_redacted=values))
     return [m.message for m in failures]
 
 

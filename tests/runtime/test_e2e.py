@@ -12,6 +12,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 import buddy
+from buddy.capabilities.data.scenario import answer_card
 from buddy.models.base import ModelRequest, ModelResponse
 from buddy.runtime import server as server_module
 from buddy.testing import FunctionModel, TestModel, call
@@ -243,7 +244,7 @@ async def test_consent_flow(platform: LocalPlatform) -> None:
         await platform.wait_acked("cardio-dev", event)
         card = next(m for m in await platform.transcript(conv["id"]) if m["kind"] == "consent")
         assert json.loads(model.requests[1].messages[-1].content)[0]["status"] == "notGranted"
-        await platform.answer_card(card["body"]["request_id"], True)
+        await answer_card(platform, card["body"]["request_id"], True)
         await platform.wait_acked("cardio-dev")
     model.assert_complete()
     assert "[授权卡结果] 用户同意" in model.requests[2].messages[-1].content

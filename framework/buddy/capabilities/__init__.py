@@ -26,6 +26,9 @@ cards, memory, user data, widgets, proactive service — kept in its own package
 ``wire.py``, ``platform.py``
     Its protocol bodies, and its part of the dev platform (tables, routes, scheduler
     work; :mod:`buddy.platform.dev.parts`).
+``scenario.py``
+    Its words in ``buddy test`` scenario files: step actions (:class:`StepAction`) and
+    expectations (:class:`StepExpect`), run against the dev platform.
 
 The core — manifest, compile, runtime, the platform transport and dev app, the
 playground, render — iterates :func:`registry` and names no capability's tool. The
@@ -66,13 +69,17 @@ __all__ = [
     "BUILTINS",
     "ENTRY_POINT_GROUP",
     "RESERVED_ATTRIBUTES",
+    "RESERVED_EXPECT_KEYS",
     "RESERVED_SECTIONS",
+    "RESERVED_STEP_KEYS",
     "Capability",
     "EventKind",
     "PlatformTool",
     "Registry",
     "Section",
     "SectionContext",
+    "StepAction",
+    "StepExpect",
     "ToolContext",
     "Uses",
     "data_tools",
@@ -86,6 +93,8 @@ __all__ = [
     "resolve",
     "sections",
     "start",
+    "step_actions",
+    "step_expects",
 ]
 
 #: The built-in capabilities, in the order their tools are listed (schema, docs) and their
@@ -124,6 +133,11 @@ RESERVED_SECTIONS = frozenset(
         "system_prompt",
         "files",
     }
+)
+#: The step keys and ``expect:`` keys of scenario files that are the format's own.
+RESERVED_STEP_KEYS = frozenset({"user", "as", "click", "advance", "model", "expect"})
+RESERVED_EXPECT_KEYS = frozenset(
+    {"reply", "no_reply", "messages", "tool_called", "tool_result", "denied", "question"}
 )
 #: What ``conversation`` has of its own, whatever its capabilities.
 RESERVED_ATTRIBUTES = frozenset({"id", "kind", "client", "resource", "members", "turn", "parts"})
@@ -329,6 +343,59 @@ class EventKind:
 
 
 @dataclass(frozen=True, slots=True)
+class StepAction:
+    """A step action a capability adds to ``buddy test`` scenario files (``grant:``).
+
+    Attributes:
+        key: The step key (``^[a-z][a-z0-9_]*$``), unique across the registry and not one
+            of the format's own.
+        model: ``module:attribute`` of the type of its value (pydantic, strict).
+        description: What it does, for the JSON Schema and the docs.
+        run: ``module:function``, ``async (value, path, run: buddy.testing.parts.StepRun)
+            -> None``: do it on the dev platform (``run.fail(path, message)`` for a step
+            the conversation cannot take); ``path`` is the value's in the file.
+        check: ``module:function``, ``(value, path, check: buddy.testing.parts.StepCheck)
+            -> None``: the rules that need the scenario or the buddy (``""``: none).
+        turn: It can start a turn, so the step may script ``model:`` responses.
+    """
+
+    key: str
+    model: str
+    description: str
+    run: str
+    check: str = ""
+    turn: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class StepExpect:
+    """An ``expect:`` key a capability adds to scenario files (``widget:``, ``memory:``).
+
+    Attributes:
+        key: The key, unique across the registry and not one of the format's own.
+        model: ``module:attribute`` of the type of its value (pydantic, strict).
+        description: What must hold, for the JSON Schema and the docs.
+        verify: ``module:function``, ``(value, seen, state, exact) -> (failures, notes)``:
+            the :class:`~buddy.testing.expectations.Miss` es, their paths relative to the
+            ``expect:`` mapping (so starting with the key); ``exact`` is ``False`` against
+            a real model (skip exact comparisons of model-written text, with a note).
+        state: ``module:function``, ``async (run, seen) -> value``: what it reads of the
+            platform after the step (``run``: a :class:`buddy.testing.parts.StepRun`),
+            fetched once per step for every key that names the same function (``""``:
+            ``state`` is ``None``).
+        check: ``module:function``, ``(value, path, check: buddy.testing.parts.StepCheck)
+            -> None``: the rules that need the buddy (``""``: none).
+    """
+
+    key: str
+    model: str
+    description: str
+    verify: str
+    state: str = ""
+    check: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class Capability:
     """A platform capability as it registers.
 
@@ -354,6 +421,8 @@ class Capability:
         platform: The module of its dev-platform part (tables, routes, scheduler work;
             :mod:`buddy.platform.dev.parts` says what it holds), imported only by the dev
             platform; ``""`` for none.
+        actions: Its step actions in scenario files.
+        expects: Its ``expect:`` keys in scenario files.
     """
 
     name: str
@@ -367,6 +436,8 @@ class Capability:
     playground: str = ""
     events: tuple[EventKind, ...] = ()
     uses: tuple[Uses, ...] = ()
+    actions: tuple[StepAction, ...] = ()
+    expects: tuple[StepExpect, ...] = ()
 
 
 @dataclass
@@ -417,6 +488,8 @@ def _claims(capability: Capability) -> Iterator[str]:
         yield f"section {capability.section.key!r}"
     yield from (f"uses {use.name!r}" for use in capability.uses)
     yield from (f"event type {kind.type!r}" for kind in capability.events)
+    yield from (f"step action {action.key!r}" for action in capability.actions)
+    yield from (f"expect key {expect.key!r}" for expect in capability.expects)
     if capability.attribute:
         yield f"conversation.{capability.attribute}"
     yield from (f"tool {tool.name!r}" for tool in capability.tools)
@@ -492,6 +565,32 @@ def _part_problems(capability: Capability) -> Iterator[str]:
                 yield f"events[{index}] ({kind.type}): {part} {getattr(kind, part)!r} must be 'module:function'"
         if not kind.history:
             yield f"events[{index}] ({kind.type}): history is empty"
+    yield from _scenario_problems(capability)
+
+
+def _scenario_problems(capability: Capability) -> Iterator[str]:
+    kinds = (
+        ("actions", StepAction, RESERVED_STEP_KEYS, ("model", "run", "check")),
+        ("expects", StepExpect, RESERVED_EXPECT_KEYS, ("model", "verify", "state", "check")),
+    )
+    for name, kind, reserved, parts in kinds:
+        for index, item in enumerate(getattr(capability, name)):
+            if not isinstance(item, kind):
+                yield f"{name}[{index}] must be a {kind.__name__}, not {type(item).__name__}"
+                continue
+            where = f"{name}[{index}] ({item.key})"
+            if not _NAME.match(item.key):
+                yield f"{where}: key must match {_NAME.pattern}"
+            elif item.key in reserved:
+                yield f"{where}: key is the scenario format's own"
+            if not item.description:
+                yield f"{where}: description is empty"
+            for part in parts:
+                reference = getattr(item, part)
+                if (reference or part in ("model", "run", "verify")) and not _EXECUTE.match(
+                    reference
+                ):
+                    yield f"{where}: {part} {reference!r} must be 'module:attribute'"
 
 
 def _section_problems(section: Any) -> Iterator[str]:
@@ -592,6 +691,16 @@ def sections() -> tuple[Section, ...]:
 def declarative_uses() -> tuple[Uses, ...]:
     """Every registered declarative tool kind, in registry order."""
     return tuple(use for capability in registry() for use in capability.uses)
+
+
+def step_actions() -> tuple[StepAction, ...]:
+    """Every registered scenario step action, in registry order."""
+    return tuple(action for capability in registry() for action in capability.actions)
+
+
+def step_expects() -> tuple[StepExpect, ...]:
+    """Every registered scenario ``expect:`` key, in registry order."""
+    return tuple(expect for capability in registry() for expect in capability.expects)
 
 
 def event_kinds() -> dict[str, EventKind]:

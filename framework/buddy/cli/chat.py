@@ -136,8 +136,10 @@ async def _send(platform: Any, terminal: _Terminal, cid: str, text: str) -> None
         return
     consent = terminal.consent
     if consent is not None and text.lower() in ("y", "n", "yes", "no", "同意", "拒绝"):
+        from buddy.capabilities.data.scenario import answer_card
+
         terminal.consent = None
-        await platform.answer_card(consent["request_id"], text.lower() in ("y", "yes", "同意"))
+        await answer_card(platform, consent["request_id"], text.lower() in ("y", "yes", "同意"))
         return
     terminal.question = None
     await platform.say(cid, text)

@@ -1,8 +1,10 @@
 """The ``expect:`` vocabulary of scenario files: what can be checked after a step, and how.
 
-The models are what an author writes (strict: unknown keys are errors). :func:`check`
+The models are what an author writes (strict: unknown keys are errors): the format's own
+keys here (:class:`CoreExpect`), each capability's in its ``scenario.py``
+(:class:`~buddy.capabilities.StepExpect`), composed by :func:`expect_model`. :func:`check`
 compares one ``expect:`` mapping with what the step produced (:class:`Observed`) and the
-platform's state after it (:class:`State`). It is pure: it answers each problem as a
+platform's state after it (:data:`State`). It is pure: it answers each problem as a
 :class:`Miss` whose path is relative to the ``expect:`` mapping, and the runner turns
 that into the file, line and column of the YAML node.
 
@@ -18,25 +20,36 @@ import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
-from typing import Annotated, Any, Literal
+from functools import cache
+from typing import TYPE_CHECKING, Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Discriminator, Field, Tag
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    create_model,
+)
 from pydantic_core import PydanticCustomError
 
-from buddy.capabilities import data_tools
-from buddy.capabilities.data.manifest import DatasetId
+from buddy.capabilities import resolve, step_expects
 from buddy.manifest.yamlio import YamlPath
 from buddy.runtime.loop import DENIAL_PREFIX
+
+if TYPE_CHECKING:
+    from buddy.capabilities import StepExpect
 
 __all__ = [
     "DENIAL_PREFIX",
     "TOOL_NAME_PATTERN",
     "CallSeen",
     "CalledCheck",
-    "ConsentCheck",
+    "CoreExpect",
     "Data",
     "DeniedCheck",
-    "Expect",
+    "Expect",  # noqa: F822 (made on first use, by __getattr__)
     "Miss",
     "Observed",
     "QuestionCheck",
@@ -47,10 +60,14 @@ __all__ = [
     "Strict",
     "Text",
     "ToolName",
-    "WidgetCheck",
+    "bool_or_mapping",
     "check",
-    "data_leaves",
+    "expect_model",
+    "items_of",
+    "listing",
+    "mapping_or_list",
     "plain",
+    "quoted",
     "shape",
     "subset",
     "text_or_mapping",
@@ -59,8 +76,6 @@ __all__ = [
 """How the agent loop words a ``before_tool_call`` denial for the model."""
 
 TOOL_NAME_PATTERN = r"^[a-zA-Z0-9_-]{1,64}$"
-MIN_LEAF_CHARS = 4
-"""Data values shorter than this are too common to prove a leak (``7``, ``ok``)."""
 SHOWN_CHARS = 160
 
 
@@ -121,11 +136,11 @@ def text_or_mapping(value: Any) -> str:
     return "text" if isinstance(value, str) else "mapping"
 
 
-def _mapping_or_list(value: Any) -> str:
+def mapping_or_list(value: Any) -> str:
     return "list" if isinstance(value, list) else "mapping"
 
 
-def _bool_or_mapping(value: Any) -> str:
+def bool_or_mapping(value: Any) -> str:
     return "flag" if isinstance(value, bool) else "mapping"
 
 
@@ -181,7 +196,7 @@ class ResultCheck(Strict):
 
 ResultExpect = Annotated[
     Annotated[ResultCheck, Tag("mapping")] | Annotated[list[ResultCheck], Tag("list")],
-    Discriminator(_mapping_or_list),
+    Discriminator(mapping_or_list),
 ]
 
 
@@ -211,41 +226,10 @@ class QuestionCheck(Strict):
     options: list[Text] | None = Field(default=None, description="The options, in order.")
 
 
-class ConsentCheck(Strict):
-    """The data-access (consent) card sent in this step."""
-
-    kind: Literal["healthkit", "location", "calendar"] | None = None
-    datasets: list[DatasetId] | None = Field(
-        default=None, description="The datasets it asks for (healthkit), in any order."
-    )
-
-
-ConsentExpect = Annotated[
-    Annotated[Literal[True], Tag("flag")] | Annotated[ConsentCheck, Tag("mapping")],
-    Discriminator(_bool_or_mapping),
-]
-
-
-class WidgetCheck(Strict):
-    """A widget of the conversation, a record in it, and whether its card was sent."""
-
-    type: Text = Field(description="The widget type (a directory under `widgets/`).")
-    title: Text | None = None
-    module: Text | None = Field(default=None, description="The module `record` is in.")
-    record: Data | None = Field(
-        default=None, description="A record whose data has these fields (a subset)."
-    )
-    sent: bool | None = Field(default=None, description="Whether a card of it is in the chat.")
-
-
-WidgetExpect = Annotated[
-    Annotated[WidgetCheck, Tag("mapping")] | Annotated[list[WidgetCheck], Tag("list")],
-    Discriminator(_mapping_or_list),
-]
-
-
-class Expect(Strict):
-    """What must hold after a step. Every key is optional; all given must hold."""
+class CoreExpect(Strict):
+    """What must hold after a step. Every key is optional; all given must hold. The
+    format's own keys; :func:`expect_model` adds each capability's
+    (:class:`~buddy.capabilities.StepExpect`)."""
 
     reply: ReplyExpect | None = Field(
         default=None,
@@ -272,27 +256,35 @@ class Expect(Strict):
     question: QuestionCheck | None = Field(
         default=None, description="The question card sent in this step."
     )
-    consent_card: ConsentExpect | None = Field(
-        default=None, description="A consent card was sent in this step (`true`, or its fields)."
+
+
+def expect_model() -> type[CoreExpect]:
+    """``expect:``'s model: the format's own keys, then each registered capability's, in
+    registry order."""
+    from buddy.capabilities import step_expects
+
+    return _composed_expect(step_expects())
+
+
+@cache
+def _composed_expect(expects: tuple[StepExpect, ...]) -> type[CoreExpect]:
+    fields: dict[str, Any] = {
+        e.key: (resolve(e.model) | None, Field(default=None, description=e.description))
+        for e in expects
+    }
+    model: type[CoreExpect] = create_model(
+        "Expect",
+        __base__=CoreExpect,
+        __doc__="What must hold after a step. Every key is optional; all given must hold.",
+        **fields,
     )
-    widget: WidgetExpect | None = Field(
-        default=None, description="Widgets of the conversation (state after the step)."
-    )
-    memory: dict[Annotated[str, Field(min_length=1)], str | None] | None = Field(
-        default=None,
-        description="Memory entries after the step: key → exact text, or `null` for no such entry.",
-    )
-    memory_keys: list[Text] | None = Field(
-        default=None, description="Every memory key after the step, in any order."
-    )
-    subscriptions: dict[Text, Literal["active", "closed", "absent"]] | None = Field(
-        default=None, description="Proactive subscriptions after the step: key → status."
-    )
-    stored_redacted: Literal[True] | None = Field(
-        default=None,
-        description="The stored record of the turn that read user data keeps only dataset "
-        "statuses and the reply: no data values, every later step redacted.",
-    )
+    return model
+
+
+def __getattr__(name: str) -> Any:
+    if name == "Expect":  # the composed model, made on first use
+        return expect_model()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # ---------------------------------------------------------------- what a step produced
@@ -326,14 +318,12 @@ class Observed:
         calls: Tool calls the model made in this step.
         results: Tool results of this step.
         turns: The turn records the platform stored in this step.
-        data_values: Texts of the user-data values the model saw in this step.
     """
 
     messages: list[dict[str, Any]] = field(default_factory=list)
     calls: list[CallSeen] = field(default_factory=list)
     results: list[ResultSeen] = field(default_factory=list)
     turns: list[dict[str, Any]] = field(default_factory=list)
-    data_values: set[str] = field(default_factory=set)
 
     @property
     def texts(self) -> list[str]:
@@ -341,19 +331,9 @@ class Observed:
         return [str(m["body"].get("text", "")) for m in self.messages if m["kind"] == "text"]
 
 
-@dataclass
-class State:
-    """The platform's state after a step (only what the expectations ask for is fetched).
-
-    Attributes:
-        memory: Memory entries, key → text.
-        widgets: ``GET /dev/conversations/{id}/widgets``: widgets with records, and cards.
-        subscriptions: Proactive subscriptions of the conversation, key → status.
-    """
-
-    memory: dict[str, str] | None = None
-    widgets: dict[str, Any] | None = None
-    subscriptions: dict[str, str] | None = None
+State = dict
+"""The platform's state after a step: ``expect:`` key → what its capability read
+(:attr:`~buddy.capabilities.StepExpect.state`; only the keys the step's ``expect:`` gives)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -367,7 +347,7 @@ class Miss:
 # ---------------------------------------------------------------- checking
 
 
-def _q(value: Any) -> str:
+def quoted(value: Any) -> str:
     """A value as the author would write it, shortened."""
     text = value if isinstance(value, str) else None
     shown = json.dumps(value if text is None else text, ensure_ascii=False, default=str)
@@ -376,7 +356,7 @@ def _q(value: Any) -> str:
     return shown
 
 
-def _items(path: YamlPath, value: Any) -> Iterator[tuple[YamlPath, Any]]:
+def items_of(path: YamlPath, value: Any) -> Iterator[tuple[YamlPath, Any]]:
     if isinstance(value, list):
         for index, item in enumerate(value):
             yield (*path, index), item
@@ -405,31 +385,15 @@ def subset(expected: Any, actual: Any) -> bool:
     return bool(expected == actual)
 
 
-def data_leaves(value: Any) -> set[str]:
-    """The texts of the scalar values inside user data that are long enough to recognise."""
-    found: set[str] = set()
-    if isinstance(value, Mapping):
-        for item in value.values():
-            found |= data_leaves(item)
-    elif isinstance(value, list):
-        for item in value:
-            found |= data_leaves(item)
-    elif isinstance(value, str | int | float) and not isinstance(value, bool):
-        text = value if isinstance(value, str) else json.dumps(value)
-        if len(text) >= MIN_LEAF_CHARS:
-            found.add(text)
-    return found
-
-
 def check(
-    expect: Expect, seen: Observed, state: State, *, exact: bool = True
+    expect: CoreExpect, seen: Observed, state: Mapping[str, Any], *, exact: bool = True
 ) -> tuple[list[Miss], list[Miss]]:
     """Check one ``expect:`` mapping.
 
     Args:
         expect: The expectations.
         seen: What the step produced.
-        state: The platform's state after the step.
+        state: The platform's state after the step (:data:`State`).
         exact: ``False`` against a real model: exact comparisons of model-written text
             are skipped (and noted).
 
@@ -447,52 +411,30 @@ def check(
             Miss(
                 ("messages",),
                 f"expected {expect.messages} message(s), got {len(seen.messages)}"
-                + _listing(seen.messages),
+                + listing(seen.messages),
             )
         )
     if expect.tool_called is not None:
-        for path, item in _items(("tool_called",), expect.tool_called):
+        for path, item in items_of(("tool_called",), expect.tool_called):
             failures.extend(_called(path, item, seen))
     if expect.tool_result is not None:
-        for path, item in _items(("tool_result",), expect.tool_result):
+        for path, item in items_of(("tool_result",), expect.tool_result):
             failures.extend(_result(path, item, seen))
     if expect.denied is not None:
-        for path, item in _items(("denied",), expect.denied):
+        for path, item in items_of(("denied",), expect.denied):
             failures.extend(_denied(path, item, seen))
     if expect.question is not None:
         _question(expect.question, seen, exact, failures, notes)
-    if expect.consent_card is not None:
-        failures.extend(_consent(expect.consent_card, seen))
-    if expect.widget is not None and state.widgets is not None:
-        for path, item in _items(("widget",), expect.widget):
-            failures.extend(_widget(path, item, state.widgets))
-    if expect.memory is not None and state.memory is not None:
-        _memory(expect.memory, state.memory, exact, failures, notes)
-    if expect.memory_keys is not None and state.memory is not None:
-        have = sorted(state.memory)
-        if sorted(expect.memory_keys) != have:
-            failures.append(
-                Miss(
-                    ("memory_keys",),
-                    f"expected memory keys {_q(sorted(expect.memory_keys))}, got {_q(have)}",
-                )
-            )
-    if expect.subscriptions is not None and state.subscriptions is not None:
-        for key, status in expect.subscriptions.items():
-            have_status = state.subscriptions.get(key, "absent")
-            if have_status != status:
-                failures.append(
-                    Miss(
-                        ("subscriptions", key),
-                        f"expected subscription {key} to be {status}, got {have_status}",
-                    )
-                )
-    if expect.stored_redacted:
-        failures.extend(_redacted(seen))
+    for part in step_expects():
+        value = getattr(expect, part.key, None)
+        if value is not None:
+            missed, noted = resolve(part.verify)(value, seen, state.get(part.key), exact)
+            failures.extend(missed)
+            notes.extend(noted)
     return failures, notes
 
 
-def _listing(messages: Sequence[Mapping[str, Any]]) -> str:
+def listing(messages: Sequence[Mapping[str, Any]]) -> str:
     if not messages:
         return ""
     shown = []
@@ -500,7 +442,7 @@ def _listing(messages: Sequence[Mapping[str, Any]]) -> str:
         body = message.get("body") or {}
         kind = message.get("kind")
         text = body.get("text") or body.get("question") or body.get("reason") or ""
-        shown.append(f"{kind} {_q(text)}" if text else str(kind))
+        shown.append(f"{kind} {quoted(text)}" if text else str(kind))
     return ": " + "; ".join(shown)
 
 
@@ -509,7 +451,7 @@ def _reply(
 ) -> None:
     texts = seen.texts
     reply = texts[-1] if texts else None
-    got = _q(reply) if reply is not None else "no reply"
+    got = quoted(reply) if reply is not None else "no reply"
     checks: list[tuple[YamlPath, str, str]] = []  # (path, how, wanted)
     if isinstance(expect, str):
         checks.append((("reply",), "equals", expect))
@@ -517,7 +459,7 @@ def _reply(
         if expect.equals is not None:
             checks.append((("reply", "equals"), "equals", expect.equals))
         if expect.contains is not None:
-            for path, text in _items(("reply", "contains"), expect.contains):
+            for path, text in items_of(("reply", "contains"), expect.contains):
                 checks.append((path, "contains", text))
         if expect.matches is not None:
             checks.append((("reply", "matches"), "matches", expect.matches))
@@ -526,11 +468,11 @@ def _reply(
             if not exact:
                 notes.append(Miss(path, "exact reply not checked against a real model"))
             elif reply != wanted:
-                failures.append(Miss(path, f"expected the reply {_q(wanted)}, got {got}"))
+                failures.append(Miss(path, f"expected the reply {quoted(wanted)}, got {got}"))
         elif how == "contains":
             if reply is None or wanted not in reply:
                 failures.append(
-                    Miss(path, f"expected the reply to contain {_q(wanted)}, got {got}")
+                    Miss(path, f"expected the reply to contain {quoted(wanted)}, got {got}")
                 )
         elif reply is None or re.search(wanted, reply) is None:
             failures.append(Miss(path, f"expected the reply to match /{wanted}/, got {got}"))
@@ -542,15 +484,15 @@ def _no_reply(wanted: bool, seen: Observed, failures: list[Miss]) -> None:
             Miss(
                 ("no_reply",),
                 f"expected the users to receive nothing, got {len(seen.messages)} message(s)"
-                + _listing(seen.messages),
+                + listing(seen.messages),
             )
         )
     elif not wanted and not seen.messages:
         failures.append(Miss(("no_reply",), "expected a message to the users, got none"))
 
 
-def _calls_listing(calls: Iterable[CallSeen]) -> str:
-    shown = [f"{c.name} {_q(c.args)}" for c in calls]
+def _callslisting(calls: Iterable[CallSeen]) -> str:
+    shown = [f"{c.name} {quoted(c.args)}" for c in calls]
     return "; ".join(shown) if shown else "no tool calls"
 
 
@@ -559,13 +501,13 @@ def _called(path: YamlPath, item: str | CalledCheck, seen: Observed) -> list[Mis
     args = None if isinstance(item, str) else item.args
     calls = [c for c in seen.calls if c.name == name]
     if not calls:
-        return [Miss(path, f"expected a call of {name}, got {_calls_listing(seen.calls)}")]
+        return [Miss(path, f"expected a call of {name}, got {_callslisting(seen.calls)}")]
     if args is not None and not any(subset(args, c.args) for c in calls):
         return [
             Miss(
                 (*path, "args"),
-                f"expected a call of {name} with arguments {_q(args)}, got "
-                + _calls_listing(calls),
+                f"expected a call of {name} with arguments {quoted(args)}, got "
+                + _callslisting(calls),
             )
         ]
     return []
@@ -584,7 +526,8 @@ def _result(path: YamlPath, item: ResultCheck, seen: Observed) -> list[Miss]:
         return [
             Miss(
                 (*path, "error"),
-                f"expected {kind} of {item.tool}, got " + "; ".join(_q(r.text) for r in results),
+                f"expected {kind} of {item.tool}, got "
+                + "; ".join(quoted(r.text) for r in results),
             )
         ]
     if item.contains is not None:
@@ -596,11 +539,13 @@ def _result(path: YamlPath, item: ResultCheck, seen: Observed) -> list[Miss]:
             and item.contains in r.text
         ]
         if not matching:
-            shown = "; ".join(_q(r.text) if r.text is not None else "(redacted)" for r in results)
+            shown = "; ".join(
+                quoted(r.text) if r.text is not None else "(redacted)" for r in results
+            )
             return [
                 Miss(
                     (*path, "contains"),
-                    f"expected a result of {item.tool} containing {_q(item.contains)}, got {shown}",
+                    f"expected a result of {item.tool} containing {quoted(item.contains)}, got {shown}",
                 )
             ]
     return []
@@ -616,13 +561,14 @@ def _denied(path: YamlPath, item: str | DeniedCheck, seen: Observed) -> list[Mis
         r for r in results if r.is_error and r.text is not None and r.text.startswith(DENIAL_PREFIX)
     ]
     if not denials:
-        shown = "; ".join(_q(r.text) for r in results)
+        shown = "; ".join(quoted(r.text) for r in results)
         return [Miss(path, f"expected a hook to deny {name}, got the result {shown}")]
     if reason is not None and not any(reason in str(r.text) for r in denials):
-        shown = "; ".join(_q(r.text) for r in denials)
+        shown = "; ".join(quoted(r.text) for r in denials)
         return [
             Miss(
-                (*path, "reason"), f"expected a denial reason containing {_q(reason)}, got {shown}"
+                (*path, "reason"),
+                f"expected a denial reason containing {quoted(reason)}, got {shown}",
             )
         ]
     return []
@@ -634,7 +580,7 @@ def _question(
     cards = [m["body"] for m in seen.messages if m["kind"] == "question"]
     if not cards:
         failures.append(
-            Miss(("question",), "expected a question card, got none" + _listing(seen.messages))
+            Miss(("question",), "expected a question card, got none" + listing(seen.messages))
         )
         return
     card = cards[-1]
@@ -648,192 +594,8 @@ def _question(
             )
         elif wanted != have:
             failures.append(
-                Miss(("question", key), f"expected the question {key} {_q(wanted)}, got {_q(have)}")
-            )
-
-
-def _consent(expect: bool | ConsentCheck, seen: Observed) -> list[Miss]:
-    cards = [m["body"] for m in seen.messages if m["kind"] == "consent"]
-    if not cards:
-        return [
-            Miss(("consent_card",), "expected a consent card, got none" + _listing(seen.messages))
-        ]
-    if isinstance(expect, bool):
-        return []
-    card = cards[-1]
-    misses: list[Miss] = []
-    if expect.kind is not None and card.get("kind") != expect.kind:
-        misses.append(
-            Miss(("consent_card", "kind"), f"expected a {expect.kind} card, got {card.get('kind')}")
-        )
-    if expect.datasets is not None:
-        have = sorted(str(d.get("id")) for d in card.get("datasets") or [])
-        if sorted(expect.datasets) != have:
-            misses.append(
                 Miss(
-                    ("consent_card", "datasets"),
-                    f"expected the card to ask for {_q(sorted(expect.datasets))}, got {_q(have)}",
+                    ("question", key),
+                    f"expected the question {key} {quoted(wanted)}, got {quoted(have)}",
                 )
             )
-    return misses
-
-
-def _widget(path: YamlPath, item: WidgetCheck, view: Mapping[str, Any]) -> list[Miss]:
-    widgets = [w for w in view.get("widgets", []) if w.get("type") == item.type]
-    if item.title is not None:
-        titled = [w for w in widgets if w.get("title") == item.title]
-        if not titled:
-            titles = [w.get("title") for w in widgets]
-            return [
-                Miss(
-                    (*path, "title"),
-                    f"expected a {item.type} widget titled {_q(item.title)}, got "
-                    + (f"titles {_q(titles)}" if titles else "none"),
-                )
-            ]
-        widgets = titled
-    if not widgets:
-        kinds = sorted({str(w.get("type")) for w in view.get("widgets", [])})
-        return [
-            Miss(
-                path,
-                f"expected a {item.type} widget, got "
-                + (f"widgets of type {', '.join(kinds)}" if kinds else "no widgets"),
-            )
-        ]
-    if item.module is not None or item.record is not None:
-        records = [
-            (module, record)
-            for w in widgets
-            for module, content in (w.get("modules") or {}).items()
-            if item.module is None or module == item.module
-            for record in content.get("records", [])
-        ]
-        wanted = item.record or {}
-        if not any(subset(wanted, record.get("data")) for _, record in records):
-            where = f" in module {item.module}" if item.module else ""
-            have = [r.get("data") for _, r in records]
-            return [
-                Miss(
-                    (*path, "record" if item.record is not None else "module"),
-                    f"expected a record{where} with {_q(wanted)}, got "
-                    + (f"records {_q(have)}" if have else "no records"),
-                )
-            ]
-    if item.sent is not None:
-        ids = {w.get("id") for w in widgets}
-        cards = [
-            c for c in view.get("cards", []) if c.get("widget_id") in ids and not c.get("deleted")
-        ]
-        if item.sent and not cards:
-            return [
-                Miss(
-                    (*path, "sent"),
-                    f"expected a card of the {item.type} widget in the chat, got none",
-                )
-            ]
-        if not item.sent and cards:
-            return [
-                Miss(
-                    (*path, "sent"), f"expected no card of the {item.type} widget, got {len(cards)}"
-                )
-            ]
-    return []
-
-
-def _memory(
-    expect: Mapping[str, str | None],
-    memory: Mapping[str, str],
-    exact: bool,
-    failures: list[Miss],
-    notes: list[Miss],
-) -> None:
-    for key, text in expect.items():
-        path: YamlPath = ("memory", key)
-        have = memory.get(key)
-        if text is None:
-            if have is not None:
-                failures.append(Miss(path, f"expected no memory entry {key}, got {_q(have)}"))
-        elif have is None:
-            keys = sorted(memory)
-            failures.append(
-                Miss(
-                    path,
-                    f"expected the memory entry {key} = {_q(text)}, got no such entry"
-                    + (f" (keys: {', '.join(keys)})" if keys else " (memory is empty)"),
-                )
-            )
-        elif not exact:
-            notes.append(Miss(path, "memory text not checked against a real model"))
-        elif have != text:
-            failures.append(
-                Miss(path, f"expected the memory entry {key} = {_q(text)}, got {_q(have)}")
-            )
-
-
-def _read_index(steps: Sequence[Mapping[str, Any]]) -> int | None:
-    """Where the turn first read user data: a data tool's status-only result, or the
-    first redacted step (a custom tool that read data is redacted itself)."""
-    for index, step in enumerate(steps):
-        if step.get("redacted"):
-            return index
-        content = step.get("content")
-        if (
-            step.get("type") == "tool_result"
-            and step.get("tool") in data_tools()
-            and isinstance(content, dict)
-            and "available" in content.values()
-        ):
-            return index
-    return None
-
-
-def _redacted(seen: Observed) -> list[Miss]:
-    path: YamlPath = ("stored_redacted",)
-    reading = [t for t in seen.turns if t.get("data_read")]
-    if not reading:
-        return [Miss(path, "expected a turn that read user data, but no turn of this step did")]
-    misses: list[Miss] = []
-    for turn in reading:
-        steps = list(turn.get("steps") or [])
-        start = _read_index(steps)
-        if start is None:
-            misses.append(Miss(path, "the stored turn read data but no step shows where"))
-            continue
-        read = steps[start]
-        content = read.get("content")
-        if not read.get("redacted") and not (
-            isinstance(content, dict) and all(isinstance(v, str) for v in content.values())
-        ):
-            misses.append(
-                Miss(path, f"the stored data-access result is not statuses only: {_q(content)}")
-            )
-        reply = turn.get("reply")
-        for offset, step in enumerate(steps[start + 1 :], start + 1):
-            final = (
-                offset == len(steps) - 1
-                and step.get("type") == "text"
-                and step.get("content") == reply
-            )
-            if not final and not (step.get("redacted") and step.get("content") is None):
-                misses.append(
-                    Miss(
-                        path,
-                        f"step {offset + 1} of the stored turn ({step.get('type')} "
-                        f"{step.get('tool') or ''}) comes after the data read but is not "
-                        f"redacted: {_q(step.get('content'))}",
-                    )
-                )
-        # Only steps and the question card hold what the model produced (ids and times
-        # could match a number by chance); the reply keeps its text by design (SPEC §4).
-        stored = json.dumps(
-            {"steps": steps, "question": turn.get("question")}, ensure_ascii=False, default=str
-        )
-        if isinstance(reply, str) and reply:
-            stored = stored.replace(json.dumps(reply, ensure_ascii=False)[1:-1], "")
-        leaked = sorted(v for v in seen.data_values if v in stored)
-        if leaked:
-            misses.append(
-                Miss(path, f"the stored turn contains user-data values: {', '.join(leaked[:5])}")
-            )
-    return misses

@@ -131,12 +131,6 @@ class LocalPlatform:
         )
         return str(sent["event_id"])
 
-    async def answer_card(self, request_id: str, granted: bool) -> Any:
-        """A user answers a data-access card."""
-        return await self._json(
-            "POST", f"/dev/data-access/requests/{request_id}/answer", json={"granted": granted}
-        )
-
     async def events(self, identity: str) -> list[dict[str, Any]]:
         """Every event of an identity, with ``acked_at``."""
         events: list[dict[str, Any]] = await self._json(

@@ -5,7 +5,11 @@ mapping with ``scenarios:``. A scenario is a conversation (private, or a group w
 members by name) and its steps. A step does one thing — a user writes, clicks a question
 option, answers a consent card, the world grants or changes data, fires a trigger, moves
 the clock — with the scripted model responses for the turns it starts, then checks what
-must hold (``expect:``, see :mod:`buddy.testing.expectations`).
+must hold (``expect:``, see :mod:`buddy.testing.expectations`). The format's own words
+are here (``user``, ``click``, ``advance``, the model script); each capability adds its
+own in its ``scenario.py`` (:class:`~buddy.capabilities.StepAction`, ``StepExpect``:
+``consent``, ``grant``, ``trigger``, ``widget``, ``memory`` …), composed into the models
+by :func:`step_model`.
 
 :func:`read_suite` reports every mistake as an :class:`~buddy.errors.Issue` with its
 file, line and column, like ``buddy validate``: the format's own rules (pydantic, strict)
@@ -20,63 +24,72 @@ import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
+    BaseModel,
     ConfigDict,
     Discriminator,
     Field,
     Tag,
     TypeAdapter,
     ValidationError,
+    create_model,
 )
 from pydantic_core import PydanticCustomError
 
-from buddy.capabilities.data.manifest import DatasetId
-from buddy.capabilities.proactive.manifest import DataUpdatedTrigger, EventTrigger
+from buddy.capabilities import StepAction, resolve, step_actions, step_expects
 from buddy.compile.blueprint import Blueprint
 from buddy.errors import Issue
 from buddy.manifest.locate import issue_at, issues_from_validation, loc_of
 from buddy.manifest.schema import did_you_mean
 from buddy.manifest.yamlio import Document, YamlPath, load_document
-from buddy.testing.expectations import Data, Expect, Strict, Text, ToolName, text_or_mapping
+from buddy.testing.expectations import (
+    CoreExpect,
+    Data,
+    Strict,
+    Text,
+    ToolName,
+    expect_model,
+    text_or_mapping,
+)
 
 __all__ = [
-    "ACTIONS",
+    "ACTIONS",  # noqa: F822 (made on first use, by __getattr__)
     "CLOCK_TIMEZONE",
     "DEFAULT_CLOCK",
     "DEFAULT_MEMBER",
     "PLACEHOLDER",
     "SCHEMA_ID",
-    "TURN_ACTIONS",
     "CallScript",
     "ConversationSpec",
-    "DataOverride",
-    "Grant",
+    "CoreScenario",
+    "CoreStep",
     "ModelTurn",
-    "Scenario",
-    "ScenarioFile",
-    "Step",
+    "Scenario",  # noqa: F822 (made on first use, by __getattr__)
+    "ScenarioFile",  # noqa: F822 (made on first use, by __getattr__)
+    "Step",  # noqa: F822 (made on first use, by __getattr__)
     "Suite",
     "ToolCallSpec",
+    "actions",
     "calls_of",
     "duration_seconds",
     "read_suite",
     "scenario_json_schema",
     "schema_text",
+    "step_model",
+    "turn_actions",
 ]
 
 SCHEMA_ID = "https://buddy.dev/schema/scenario.schema.json"
 DEFAULT_MEMBER = "我"
 DEFAULT_CLOCK = "12:00"
 CLOCK_TIMEZONE = "Asia/Shanghai"
-ACTIONS = ("user", "click", "consent", "grant", "revoke", "data", "trigger", "advance")
-"""A step's actions; a step has at most one."""
-TURN_ACTIONS = frozenset({"user", "click", "consent", "trigger", "advance"})
-"""Actions that can start a turn, and so take scripted ``model:`` responses."""
 MEMBER_ACTIONS = frozenset({"user", "click"})
+"""The format's own actions of one member (``as:`` says who); ``advance`` is its other."""
 
 _TIME_RE = re.compile(r"^([01][0-9]|2[0-3]):[0-5][0-9]$")
 _DURATION_RE = re.compile(r"^(?:([0-9]+)d)?(?:([0-9]+)h)?(?:([0-9]+)m)?(?:([0-9]+)s)?$")
@@ -199,53 +212,31 @@ ModelItem = Annotated[
 ]
 
 
-class Grant(Strict):
-    """A member grants (or revokes) a dataset, as if from their phone's settings."""
-
-    dataset: DatasetId
-    member: Text | None = Field(
-        default=None, description="Who (a member's name); default: the private chat's member."
-    )
+def actions() -> tuple[str, ...]:
+    """A step's actions, of which a step has at most one: ``user``, ``click``, each
+    registered capability's (:class:`~buddy.capabilities.StepAction`), ``advance``."""
+    return ("user", "click", *(a.key for a in step_actions()), "advance")
 
 
-class DataOverride(Strict):
-    """Replace a member's (otherwise simulated) data for one dataset."""
-
-    dataset: DatasetId
-    items: list[Data] | None = Field(
-        description="The items (catalogue item fields); `null` = no data at all."
-    )
-    member: Text | None = Field(
-        default=None, description="Whose data (a member's name); default: the first member."
-    )
+def turn_actions() -> frozenset[str]:
+    """The actions that can start a turn, and so take scripted ``model:`` responses."""
+    return frozenset({"user", "click", "advance", *(a.key for a in step_actions() if a.turn)})
 
 
-def _trigger_tag(value: Any) -> str:
-    return "mapping" if isinstance(value, dict) else "text"
-
-
-TriggerSpec = Annotated[
-    Annotated[Literal["workout.completed", "sleep.ready"], Tag("text")]
-    | Annotated[
-        Annotated[EventTrigger | DataUpdatedTrigger, Field(discriminator="type")], Tag("mapping")
-    ],
-    Discriminator(_trigger_tag),
-]
-
-
-_STEP_ONE_ACTION: dict[str, Any] = {
-    "oneOf": [
-        *({"required": [action]} for action in ACTIONS),
-        {"not": {"anyOf": [{"required": [action]} for action in ACTIONS]}, "required": ["expect"]},
+def _one_action(schema: dict[str, Any]) -> None:
+    keys = actions()
+    schema["oneOf"] = [
+        *({"required": [action]} for action in keys),
+        {"not": {"anyOf": [{"required": [action]} for action in keys]}, "required": ["expect"]},
     ]
-}
 
 
-class Step(Strict):
-    """One step: at most one action, scripted model responses, and expectations."""
+class CoreStep(Strict):
+    """One step: at most one action, scripted model responses, and expectations. The
+    format's own actions; :func:`step_model` adds each capability's."""
 
     model_config = ConfigDict(
-        strict=True, extra="forbid", frozen=True, json_schema_extra=_STEP_ONE_ACTION
+        strict=True, extra="forbid", frozen=True, json_schema_extra=_one_action
     )
 
     user: Text | None = Field(default=None, description="A user writes this.")
@@ -257,17 +248,6 @@ class Step(Strict):
     click: Text | None = Field(
         default=None, description="Click this option of the last question card."
     )
-    consent: Literal["grant", "deny"] | None = Field(
-        default=None, description="Answer the last pending consent card."
-    )
-    grant: Grant | None = Field(default=None, description="A member grants a dataset.")
-    revoke: Grant | None = Field(default=None, description="A member revokes a dataset.")
-    data: DataOverride | None = Field(default=None, description="Set a member's data.")
-    trigger: TriggerSpec | None = Field(
-        default=None,
-        description="Fire a proactive trigger: `workout.completed`, `sleep.ready` or "
-        "`{type: data.updated, dataset}`.",
-    )
     advance: Duration | None = Field(
         default=None, description="Move the platform clock (due schedules fire)."
     )
@@ -276,12 +256,37 @@ class Step(Strict):
         description="The scripted model responses for the turns this step starts, in order "
         "(a text is a reply). Ignored with `buddy test --model`.",
     )
-    expect: Expect | None = Field(default=None, description="What must hold after the step.")
+    expect: CoreExpect | None = Field(default=None, description="What must hold after the step.")
 
     @property
     def action(self) -> str | None:
         """The step's action, or ``None`` for a step that only checks."""
-        return next((a for a in ACTIONS if getattr(self, a) is not None), None)
+        return next((a for a in actions() if getattr(self, a, None) is not None), None)
+
+
+def step_model() -> type[CoreStep]:
+    """A step's model: the format's own keys, each registered capability's actions, and
+    ``expect:`` with every registered expectation (:func:`expect_model`)."""
+    return _composed_step(step_actions(), step_expects())
+
+
+@cache
+def _composed_step(found: tuple[StepAction, ...], _expects: tuple[Any, ...]) -> type[CoreStep]:
+    fields: dict[str, Any] = {
+        a.key: (resolve(a.model) | None, Field(default=None, description=a.description))
+        for a in found
+    }
+    fields["expect"] = (
+        expect_model() | None,
+        Field(default=None, description="What must hold after the step."),
+    )
+    model: type[CoreStep] = create_model(
+        "Step",
+        __base__=CoreStep,
+        __doc__="One step: at most one action, scripted model responses, and expectations.",
+        **fields,
+    )
+    return model
 
 
 class ConversationSpec(Strict):
@@ -302,8 +307,9 @@ ConversationRef = Annotated[
 ]
 
 
-class Scenario(Strict):
-    """A conversation scripted step by step."""
+class CoreScenario(Strict):
+    """A conversation scripted step by step (:func:`scenario_model` gives its steps every
+    registered action and expectation)."""
 
     name: str = Field(min_length=1, max_length=200, description="Shown in reports; unique.")
     description: str | None = None
@@ -316,7 +322,7 @@ class Scenario(Strict):
         description=f"The scenario starts at the next HH:MM ({CLOCK_TIMEZONE}) on the "
         "platform clock, so quiet hours do not depend on when it runs.",
     )
-    steps: list[Step] = Field(min_length=1)
+    steps: list[CoreStep] = Field(min_length=1)
 
     @property
     def kind(self) -> str:
@@ -332,17 +338,58 @@ class Scenario(Strict):
         return [DEFAULT_MEMBER]
 
 
-class ScenarioFile(Strict):
-    """A scenario file: ``tests/*.yaml`` next to a buddy's ``buddy.yaml``."""
+def scenario_model() -> type[CoreScenario]:
+    """A scenario's model, with the composed steps (:func:`step_model`)."""
+    return _composed_scenario(step_model())
 
-    model_config = ConfigDict(strict=True, extra="forbid", frozen=True, title="scenario file")
 
-    scenarios: list[Scenario] = Field(min_length=1)
+@cache
+def _composed_scenario(step: type[CoreStep]) -> type[CoreScenario]:
+    model: type[CoreScenario] = create_model(
+        "Scenario",
+        __base__=CoreScenario,
+        __doc__="A conversation scripted step by step.",
+        steps=(list[step], Field(min_length=1)),  # type: ignore[valid-type]
+    )
+    return model
+
+
+def file_model() -> type[BaseModel]:
+    """A scenario file's model: ``tests/*.yaml`` next to a buddy's ``buddy.yaml``."""
+    return _composed_file(scenario_model())
+
+
+@cache
+def _composed_file(scenario: type[CoreScenario]) -> type[BaseModel]:
+    model: type[BaseModel] = create_model(
+        "ScenarioFile",
+        __config__=ConfigDict(strict=True, extra="forbid", frozen=True, title="scenario file"),
+        __doc__="A scenario file: ``tests/*.yaml`` next to a buddy's ``buddy.yaml``.",
+        scenarios=(list[scenario], Field(min_length=1)),  # type: ignore[valid-type]
+    )
+    return model
+
+
+def __getattr__(name: str) -> Any:
+    # The composed models and the action names depend on the registered capabilities:
+    # made on first use, so a capability registered by then is in them.
+    made = {
+        "Step": step_model,
+        "Scenario": scenario_model,
+        "ScenarioFile": file_model,
+        "ACTIONS": actions,
+    }
+    if name in made:
+        return made[name]()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def scenario_json_schema() -> dict[str, Any]:
     """The JSON Schema of scenario files (a mapping with ``scenarios:``, or a list)."""
-    schema = TypeAdapter(ScenarioFile | list[Scenario]).json_schema(mode="validation")
+    scenario = scenario_model()
+    schema = TypeAdapter(file_model() | list[scenario]).json_schema(  # type: ignore[valid-type, arg-type]
+        mode="validation"
+    )
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": SCHEMA_ID,
@@ -372,7 +419,7 @@ class Suite:
 
     file: str
     doc: Document | None
-    scenarios: list[tuple[YamlPath, Scenario]] = field(default_factory=list)
+    scenarios: list[tuple[YamlPath, CoreScenario]] = field(default_factory=list)
     issues: list[Issue] = field(default_factory=list)
 
 
@@ -420,7 +467,7 @@ def read_suite(
     wrapped = doc.data if isinstance(doc.data, dict) else {"scenarios": doc.data}
     issues: list[Issue] = []
     try:
-        parsed: ScenarioFile | None = ScenarioFile.model_validate(wrapped)
+        parsed: Any = file_model().model_validate(wrapped)
     except ValidationError as exc:
         parsed = None
         issues.extend(_located(doc, exc))
@@ -452,7 +499,7 @@ class _Partial:
     kind: str | None
     members: list[str] | None
     conversation: str | ConversationSpec | None
-    steps: list[tuple[int, Step]]
+    steps: list[tuple[int, CoreStep]]
 
     @classmethod
     def of(cls, item: Any) -> _Partial | None:
@@ -468,16 +515,17 @@ class _Partial:
             kind = conversation if isinstance(conversation, str) else conversation.kind
             spec_members = None if isinstance(conversation, str) else conversation.members
             members = list(spec_members) if spec_members else [DEFAULT_MEMBER]
-        steps: list[tuple[int, Step]] = []
+        steps: list[tuple[int, CoreStep]] = []
+        step = step_model()
         raw_steps = item.get("steps")
         for index, raw in enumerate(raw_steps if isinstance(raw_steps, list) else []):
             with contextlib.suppress(ValidationError):
-                steps.append((index, Step.model_validate(raw)))
+                steps.append((index, step.model_validate(raw)))
         return cls(name, kind, members, conversation, steps)
 
 
 def _located(doc: Document, error: ValidationError) -> list[Issue]:
-    issues = issues_from_validation(doc, error, ScenarioFile)
+    issues = issues_from_validation(doc, error, file_model())
     out: list[Issue] = []
     for issue, detail in zip(issues, error.errors(include_url=False), strict=True):
         code = detail["type"] if detail["type"] in _OWN_CODES else issue.code
@@ -536,7 +584,8 @@ def calls_of(turn: str | ModelTurn, path: YamlPath) -> list[CallScript]:
 
 
 class _Checker:
-    """The rules that relate parts of a scenario, and the ones that need the buddy."""
+    """The rules that relate parts of a scenario, and the ones that need the buddy (a
+    :class:`buddy.testing.parts.StepCheck` for the capabilities' checks)."""
 
     def __init__(self, doc: Document, blueprint: Blueprint | None) -> None:
         self.doc = doc
@@ -544,10 +593,10 @@ class _Checker:
         self.issues: list[Issue] = []
         self.names: dict[str, YamlPath] = {}
         self.tools = [t.name for t in blueprint.tools] if blueprint else None
-        self.declared = [r.id for r in blueprint.data.requirements] if blueprint else None
-        self.widgets = (
-            {w.type: [m.name for m in w.modules] for w in blueprint.widgets} if blueprint else None
-        )
+        self.kind: str | None = None
+        self.members: list[str] | None = None
+        self.actions = {a.key: a for a in step_actions()}
+        self.expects = step_expects()
 
     def issue(
         self, path: YamlPath, code: str, message: str, hint: str = "", *, key: bool = False
@@ -565,6 +614,7 @@ class _Checker:
                     "give every scenario of a file its own name",
                 )
             self.names.setdefault(scenario.name, path)
+        self.kind, self.members = scenario.kind, scenario.members
         self._conversation(path, scenario)
         called: set[str] = set()  # tools called by earlier scripted responses
         for index, step in scenario.steps:
@@ -598,35 +648,34 @@ class _Checker:
                     )
                 seen.add(name)
 
-    def _member(self, path: YamlPath, name: str | None, scenario: _Partial) -> None:
-        if name is not None and scenario.members is not None and name not in scenario.members:
-            guess = did_you_mean(name, scenario.members)
+    def member(self, path: YamlPath, name: str | None) -> None:
+        if name is not None and self.members is not None and name not in self.members:
+            guess = did_you_mean(name, self.members)
             self.issue(
                 path,
                 "member-unknown",
                 f"{name!r} is not a member of this conversation",
-                guess or f"members: {', '.join(scenario.members)}",
+                guess or f"members: {', '.join(self.members)}",
             )
 
-    def _step(self, path: YamlPath, step: Step, scenario: _Partial, called: set[str]) -> None:
-        actions = [a for a in ACTIONS if getattr(step, a) is not None]
+    def _step(self, path: YamlPath, step: CoreStep, scenario: _Partial, called: set[str]) -> None:
+        every = actions()
+        actions_here = [a for a in every if getattr(step, a, None) is not None]
         group = scenario.kind == "group"
-        if len(actions) > 1:
+        if len(actions_here) > 1:
             self.issue(
-                (*path, actions[1]),
+                (*path, actions_here[1]),
                 "step-kind",
-                f"a step does one thing: `{actions[0]}` and `{actions[1]}` are both here",
+                f"a step does one thing: `{actions_here[0]}` and `{actions_here[1]}` are both here",
                 "split them into two steps",
                 key=True,
             )
-        action = actions[0] if actions else None
+        action = actions_here[0] if actions_here else None
         if action is None and step.expect is None:
             self.issue(
                 path,
                 "step-kind",
-                "a step needs an action ("
-                + ", ".join(f"`{a}`" for a in ACTIONS)
-                + ") or `expect:`",
+                "a step needs an action (" + ", ".join(f"`{a}`" for a in every) + ") or `expect:`",
             )
         if step.as_ is not None:
             if action not in MEMBER_ACTIONS:
@@ -637,7 +686,7 @@ class _Checker:
                     key=True,
                 )
             else:
-                self._member((*path, "as"), step.as_, scenario)
+                self.member((*path, "as"), step.as_)
         elif group and action in MEMBER_ACTIONS:
             self.issue(
                 (*path, action),
@@ -646,25 +695,11 @@ class _Checker:
                 f"members: {', '.join(scenario.members or [])}",
                 key=True,
             )
-        for name in ("grant", "revoke", "data"):
-            target = getattr(step, name)
-            if target is None:
-                continue
-            self._member((*path, name, "member"), target.member, scenario)
-            if group and target.member is None and name != "data":
-                self.issue(
-                    (*path, name), "member-required", f"in a group, `{name}` needs `member:`"
-                )
-            if name != "data" and self.declared is not None and target.dataset not in self.declared:
-                self.issue(
-                    (*path, name, "dataset"),
-                    "dataset-not-declared",
-                    f"{self.blueprint.name if self.blueprint else 'the buddy'} does not declare "
-                    f"{target.dataset}; only declared datasets can be granted",
-                    f"declared: {', '.join(self.declared) or 'none'}",
-                )
+        part = self.actions.get(action) if action is not None else None
+        if part is not None and part.check:
+            resolve(part.check)(getattr(step, part.key), (*path, part.key), self)
         if step.model is not None:
-            if action not in TURN_ACTIONS:
+            if action not in turn_actions():
                 what = f"`{action}`" if action else "a step without an action"
                 self.issue(
                     (*path, "model"),
@@ -733,7 +768,7 @@ class _Checker:
                 did_you_mean(name, self.tools) or f"tools: {', '.join(self.tools)}",
             )
 
-    def _expect(self, path: YamlPath, expect: Expect) -> None:
+    def _expect(self, path: YamlPath, expect: CoreExpect) -> None:
         if expect.no_reply and expect.reply is not None:
             self.issue(
                 (*path, "no_reply"),
@@ -751,24 +786,10 @@ class _Checker:
                 else:
                     field_name = "name" if name == "tool_called" else "tool"
                     self._tool((*item_path, field_name), getattr(item, field_name))
-        if expect.widget is not None and self.widgets is not None:
-            for item_path, item in _each((*path, "widget"), expect.widget):
-                modules = self.widgets.get(item.type)
-                if modules is None:
-                    self.issue(
-                        (*item_path, "type"),
-                        "unknown-widget",
-                        f"there is no widget type `{item.type}`",
-                        did_you_mean(item.type, list(self.widgets))
-                        or f"types: {', '.join(self.widgets) or 'none'}",
-                    )
-                elif item.module is not None and item.module not in modules:
-                    self.issue(
-                        (*item_path, "module"),
-                        "unknown-widget",
-                        f"the widget type {item.type} has no module `{item.module}`",
-                        did_you_mean(item.module, modules) or f"modules: {', '.join(modules)}",
-                    )
+        for part in self.expects:
+            value = getattr(expect, part.key, None)
+            if value is not None and part.check:
+                resolve(part.check)(value, (*path, part.key), self)
 
 
 def _each(path: YamlPath, value: Any) -> Iterator[tuple[YamlPath, Any]]:

@@ -24,14 +24,13 @@ from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 from zoneinfo import ZoneInfo
 
 import httpx
 
-from buddy.capabilities import data_tools
+from buddy.capabilities import resolve, step_actions, step_expects
 from buddy.capabilities.proactive.events import SKIP_MARKER
-from buddy.capabilities.proactive.manifest import DataUpdatedTrigger
 from buddy.compile.blueprint import Blueprint
 from buddy.errors import ModelError, PlatformError
 from buddy.manifest.locate import loc_of
@@ -49,25 +48,22 @@ from buddy.models.base import (
 )
 from buddy.testing.expectations import (
     CallSeen,
-    Expect,
+    CoreExpect,
     Observed,
     ResultSeen,
-    State,
     check,
-    data_leaves,
 )
 from buddy.testing.local import LocalPlatform, running_buddy
 from buddy.testing.scenario_format import (
-    ACTIONS,
     CLOCK_TIMEZONE,
     PLACEHOLDER,
     SCHEMA_ID,
     CallScript,
+    CoreScenario,
+    CoreStep,
     ModelTurn,
-    Scenario,
-    ScenarioFile,
-    Step,
     Suite,
+    actions,
     calls_of,
     duration_seconds,
     read_suite,
@@ -76,21 +72,32 @@ from buddy.testing.scenario_format import (
 )
 
 __all__ = [
-    "ACTIONS",
+    "ACTIONS",  # noqa: F822 (made on first use, by __getattr__)
     "SCHEMA_ID",
     "Failure",
     "ModelTurn",
-    "Scenario",
-    "ScenarioFile",
+    "Scenario",  # noqa: F822 (made on first use, by __getattr__)
+    "ScenarioFile",  # noqa: F822 (made on first use, by __getattr__)
     "ScenarioResult",
-    "Step",
+    "Step",  # noqa: F822 (made on first use, by __getattr__)
     "Suite",
+    "actions",
     "duration_seconds",
     "read_suite",
     "run_scenario",
     "scenario_json_schema",
     "schema_text",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # The composed models (Step, Scenario, ScenarioFile) and ACTIONS, made on first use.
+    if name in ("Step", "Scenario", "ScenarioFile", "ACTIONS"):
+        from buddy.testing import scenario_format
+
+        return getattr(scenario_format, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 # ---------------------------------------------------------------- running
 
@@ -396,7 +403,7 @@ class _Run:
         blueprint: Blueprint,
         suite: Suite,
         path: YamlPath,
-        scenario: Scenario,
+        scenario: CoreScenario,
         model: Model | None,
         timeout: float,
     ) -> None:
@@ -413,6 +420,7 @@ class _Run:
         self.members = {name: f"m_{i + 1}" for i, name in enumerate(scenario.members)}
         self.failures: list[Failure] = []
         self.notes: list[Failure] = []
+        self.actions = {a.key: a for a in step_actions()}
 
     def at(self, path: YamlPath, message: str, *, key: bool = False) -> Failure:
         loc = loc_of(self.doc, path, key=key)
@@ -452,10 +460,15 @@ class _Run:
             "POST", "/clock", json={"advance_seconds": (target - local).total_seconds()}
         )
 
-    def _member_id(self, name: str | None) -> str:
+    # What a capability's scenario words are given (buddy.testing.parts.StepRun).
+
+    def member_id(self, name: str | None) -> str:
         return self.members[name] if name is not None else next(iter(self.members.values()))
 
-    async def _step(self, path: YamlPath, step: Step) -> bool:
+    def fail(self, path: YamlPath, message: str) -> NoReturn:
+        raise _StepError(path, message)
+
+    async def _step(self, path: YamlPath, step: CoreStep) -> bool:
         """Run one step; ``False`` when it failed (the scenario stops there)."""
         action = step.action
         before = {m["id"] for m in await self.platform.transcript(self.cid)}
@@ -488,16 +501,14 @@ class _Run:
             self.model.leftovers()
         failures.extend(self.at(where, what, key=key) for where, what, key in self.model.problems)
         if not failures and step.expect is not None:
-            state = await self._state(step.expect)
-            if step.expect.stored_redacted:
-                seen.data_values = await self._data_values(seen)
+            state = await self._state(step.expect, seen)
             missed, noted = check(step.expect, seen, state, exact=self.exact)
             failures.extend(self.at((*path, "expect", *m.path), m.message) for m in missed)
             self.notes.extend(self.at((*path, "expect", *m.path), m.message) for m in noted)
         self.failures.extend(sorted(failures, key=lambda f: (f.line, f.column)))
         return not failures
 
-    async def _act(self, action: str, step: Step, path: YamlPath) -> None:
+    async def _act(self, action: str, step: CoreStep, path: YamlPath) -> None:
         platform, cid = self.platform, self.cid
         if action == "user":
             assert step.user is not None
@@ -505,7 +516,7 @@ class _Run:
             await platform.say(cid, step.user, member)
         elif action == "click":
             assert step.click is not None
-            card = await self._last(
+            card = await self.last_card(
                 "question", path, "there is no question card to click in this conversation"
             )
             options = card["body"].get("options") or []
@@ -519,54 +530,14 @@ class _Run:
             if step.as_ is not None:
                 body["member_id"] = self.members[step.as_]
             await platform.dev("POST", f"/conversations/{cid}/options", json=body)
-        elif action == "consent":
-            card = await self._last(
-                "consent", path, "there is no pending consent card to answer", pending=True
-            )
-            await platform.answer_card(str(card["body"]["request_id"]), step.consent == "grant")
-        elif action in ("grant", "revoke"):
-            target = step.grant or step.revoke
-            assert target is not None
-            await platform.dev(
-                "PUT",
-                "/grants",
-                json={
-                    "identity": self.identity,
-                    "member_id": self._member_id(target.member),
-                    "dataset": target.dataset,
-                    "granted": action == "grant",
-                },
-            )
-        elif action == "data":
-            assert step.data is not None
-            await platform.dev(
-                "PUT",
-                "/data",
-                json={
-                    "member_id": self._member_id(step.data.member),
-                    "dataset": step.data.dataset,
-                    "items": step.data.items,
-                },
-            )
-        elif action == "trigger":
-            trigger = step.trigger
-            body = {"identity": self.identity, "member_id": self._member_id(None)}
-            if isinstance(trigger, str):
-                body["type"] = trigger
-            elif isinstance(trigger, DataUpdatedTrigger):
-                body["type"] = "data.updated"
-                if trigger.dataset is not None:
-                    body["dataset"] = trigger.dataset
-            else:
-                assert trigger is not None
-                body["type"] = trigger.type
-            await platform.dev("POST", "/triggers", json=body)
+        elif action in self.actions:
+            await resolve(self.actions[action].run)(getattr(step, action), path, self)
         else:
             assert step.advance is not None
             seconds = duration_seconds(step.advance)
             await platform.dev("POST", "/clock", json={"advance_seconds": seconds})
 
-    async def _last(
+    async def last_card(
         self, kind: str, path: YamlPath, missing: str, *, pending: bool = False
     ) -> dict[str, Any]:
         cards = [
@@ -604,53 +575,18 @@ class _Run:
             turns=list(turns),
         )
 
-    async def _state(self, expect: Expect) -> State:
-        state = State()
-        if expect.memory is not None or expect.memory_keys is not None:
-            response = await self.platform.http.get(
-                "/internal/v1/memory",
-                headers={"Authorization": f"Bearer {self.token}", "X-Conversation-Id": self.cid},
-            )
-            response.raise_for_status()
-            state.memory = {str(e["key"]): str(e["text"]) for e in response.json()["entries"]}
-        if expect.widget is not None:
-            state.widgets = await self.platform.dev("GET", f"/conversations/{self.cid}/widgets")
-        if expect.subscriptions is not None:
-            listed = await self.platform.dev(
-                "GET", "/proactive/subscriptions", params={"identity": self.identity}
-            )
-            state.subscriptions = {
-                str(s["key"]): str(s["status"])
-                for s in listed["subscriptions"]
-                if s.get("conversation_id") == self.cid
-            }
-        return state
-
-    async def _data_values(self, seen: Observed) -> set[str]:
-        """The user-data values the model saw in this step: the platform's view of each
-        dataset a data-reading tool of this step named (its ``datasets`` argument: an
-        after hook may have cut what the model read), plus any result it read."""
-        values: set[str] = set()
-        for call in seen.calls:
-            if call.name not in data_tools() or not isinstance(call.args, dict):
+    async def _state(self, expect: CoreExpect, seen: Observed) -> dict[str, Any]:
+        """What each capability's expectation given in ``expect`` reads of the platform
+        after the step, by key; one read per state function."""
+        read: dict[str, Any] = {}
+        state: dict[str, Any] = {}
+        for part in step_expects():
+            if getattr(expect, part.key, None) is None or not part.state:
                 continue
-            if isinstance(call.args.get("datasets"), list):
-                member = call.args.get("member_id") or self._member_id(None)
-                for dataset in call.args["datasets"]:
-                    with contextlib.suppress(PlatformError):
-                        data = await self.platform.dev(
-                            "GET", "/data", params={"member_id": member, "dataset": dataset}
-                        )
-                        values |= data_leaves(data.get("items"))
-        for result in seen.results:
-            if result.name in data_tools() and result.text is not None:
-                with contextlib.suppress(ValueError):
-                    parsed = json.loads(result.text)
-                    entries = parsed if isinstance(parsed, list) else [parsed]
-                    for entry in entries:
-                        if isinstance(entry, dict) and entry.get("status") == "available":
-                            values |= data_leaves(entry.get("data"))
-        return values
+            if part.state not in read:
+                read[part.state] = await resolve(part.state)(self, seen)
+            state[part.key] = read[part.state]
+        return state
 
 
 async def run_scenario(

@@ -1,13 +1,14 @@
 """A test capability, registered as a third party's would be: a manifest section (checked,
-compiled, rendered), one model tool, a part of the ``conversation`` object, and a
-dev-platform part (a table and authenticated routes).
+compiled, rendered), one model tool, a part of the ``conversation`` object, a
+dev-platform part (a table and authenticated routes), and its words in scenario files
+(a step action and an expectation).
 
 It is not shipped; tests/test_capabilities.py registers it through the entry-point path
 of the registry."""
 
 from __future__ import annotations
 
-from buddy.capabilities import Capability, Section
+from buddy.capabilities import Capability, Section, StepAction, StepExpect
 from tests.capabilities.echo.tools import TOOLS
 
 CAPABILITY = Capability(
@@ -23,5 +24,23 @@ CAPABILITY = Capability(
         compile="tests.capabilities.echo.compile:compile_echo",
         render="tests.capabilities.echo.render:render_echo",
         heading="回声",
+    ),
+    actions=(
+        StepAction(
+            "echo_keep",
+            model="tests.capabilities.echo.scenario:EchoText",
+            description="The platform keeps this text for the conversation.",
+            run="tests.capabilities.echo.scenario:keep",
+        ),
+    ),
+    expects=(
+        StepExpect(
+            "echoes",
+            model="tests.capabilities.echo.scenario:Echoes",
+            description="Every text kept, oldest first.",
+            verify="tests.capabilities.echo.scenario:verify_echoes",
+            state="tests.capabilities.echo.scenario:texts",
+            check="tests.capabilities.echo.scenario:check_echoes",
+        ),
     ),
 )

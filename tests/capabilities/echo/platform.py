@@ -10,9 +10,7 @@ from pydantic import BaseModel, Field
 
 from buddy.errors import Reject
 from buddy.platform.dev.core import ConversationRow, conversation, platform_of
-from tests.capabilities.echo.tools import ECHO_CHARS
-
-ECHOES_MAX = 3  # per conversation
+from tests.capabilities.echo.tools import ECHO_CHARS, ECHOES_MAX
 
 TABLES = """
 CREATE TABLE IF NOT EXISTS echoes (

@@ -4,7 +4,7 @@ The catalogue of datasets is :mod:`buddy.capabilities.data.datasets`."""
 
 from __future__ import annotations
 
-from buddy.capabilities import Capability, EventKind, Section
+from buddy.capabilities import Capability, EventKind, Section, StepAction, StepExpect
 from buddy.capabilities.data.tools import TOOLS
 
 CAPABILITY = Capability(
@@ -31,4 +31,50 @@ CAPABILITY = Capability(
     ),
     attribute="data_access",
     facade="buddy.capabilities.data.conversation:DataAccess",
+    actions=(
+        StepAction(
+            "consent",
+            model="buddy.capabilities.data.scenario:ConsentAnswer",
+            description="Answer the last pending consent card.",
+            run="buddy.capabilities.data.scenario:consent",
+            turn=True,
+        ),
+        StepAction(
+            "grant",
+            model="buddy.capabilities.data.scenario:Grant",
+            description="A member grants a dataset.",
+            run="buddy.capabilities.data.scenario:grant",
+            check="buddy.capabilities.data.scenario:check_grant",
+        ),
+        StepAction(
+            "revoke",
+            model="buddy.capabilities.data.scenario:Grant",
+            description="A member revokes a dataset.",
+            run="buddy.capabilities.data.scenario:revoke",
+            check="buddy.capabilities.data.scenario:check_grant",
+        ),
+        StepAction(
+            "data",
+            model="buddy.capabilities.data.scenario:DataOverride",
+            description="Set a member's data.",
+            run="buddy.capabilities.data.scenario:set_data",
+            check="buddy.capabilities.data.scenario:check_data",
+        ),
+    ),
+    expects=(
+        StepExpect(
+            "consent_card",
+            model="buddy.capabilities.data.scenario:ConsentExpect",
+            description="A consent card was sent in this step (`true`, or its fields).",
+            verify="buddy.capabilities.data.scenario:verify_consent_card",
+        ),
+        StepExpect(
+            "stored_redacted",
+            model="buddy.capabilities.data.scenario:StoredRedacted",
+            description="The stored record of the turn that read user data keeps only "
+            "dataset statuses and the reply: no data values, every later step redacted.",
+            verify="buddy.capabilities.data.scenario:verify_stored_redacted",
+            state="buddy.capabilities.data.scenario:data_values",
+        ),
+    ),
 )

@@ -4,11 +4,12 @@ platform tool of its own; its limits and rules are in :mod:`buddy.capabilities.m
 
 from __future__ import annotations
 
-from buddy.capabilities import Capability, Uses
+from buddy.capabilities import Capability, StepExpect, Uses
 
 _RUN = "buddy.capabilities.memory.execute"
 _MODELS = "buddy.capabilities.memory.manifest"
 _SCHEMAS = "buddy.capabilities.memory.limits:KEY_TEMPLATE_SCHEMAS"
+_SCENARIO = "buddy.capabilities.memory.scenario"
 
 CAPABILITY = Capability(
     "memory",
@@ -32,5 +33,22 @@ CAPABILITY = Capability(
             schemas=_SCHEMAS,
         ),
         Uses("memory.list", f"{_MODELS}:MemoryListTool", f"{_RUN}:list_entries"),
+    ),
+    expects=(
+        StepExpect(
+            "memory",
+            model=f"{_SCENARIO}:MemoryExpect",
+            description="Memory entries after the step: key → exact text, or `null` for no "
+            "such entry.",
+            verify=f"{_SCENARIO}:verify_memory",
+            state=f"{_SCENARIO}:entries",
+        ),
+        StepExpect(
+            "memory_keys",
+            model=f"{_SCENARIO}:MemoryKeysExpect",
+            description="Every memory key after the step, in any order.",
+            verify=f"{_SCENARIO}:verify_memory_keys",
+            state=f"{_SCENARIO}:entries",
+        ),
     ),
 )

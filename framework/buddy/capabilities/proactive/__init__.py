@@ -3,7 +3,7 @@ code) whose triggers start a turn nobody asked for."""
 
 from __future__ import annotations
 
-from buddy.capabilities import Capability, EventKind, Section
+from buddy.capabilities import Capability, EventKind, Section, StepAction, StepExpect
 from buddy.capabilities.proactive.events import SKIP_MARKER
 from buddy.capabilities.proactive.tools import TOOLS
 
@@ -34,4 +34,23 @@ CAPABILITY = Capability(
     ),
     attribute="proactive",
     facade="buddy.capabilities.proactive.conversation:ProactiveService",
+    actions=(
+        StepAction(
+            "trigger",
+            model="buddy.capabilities.proactive.scenario:TriggerSpec",
+            description="Fire a proactive trigger: `workout.completed`, `sleep.ready` or "
+            "`{type: data.updated, dataset}`.",
+            run="buddy.capabilities.proactive.scenario:trigger",
+            turn=True,
+        ),
+    ),
+    expects=(
+        StepExpect(
+            "subscriptions",
+            model="buddy.capabilities.proactive.scenario:SubscriptionsExpect",
+            description="Proactive subscriptions after the step: key → status.",
+            verify="buddy.capabilities.proactive.scenario:verify_subscriptions",
+            state="buddy.capabilities.proactive.scenario:subscriptions",
+        ),
+    ),
 )

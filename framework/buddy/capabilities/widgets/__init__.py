@@ -3,7 +3,7 @@ read, written and sent into the chat."""
 
 from __future__ import annotations
 
-from buddy.capabilities import Capability, Section
+from buddy.capabilities import Capability, Section, StepExpect
 from buddy.capabilities.widgets.tools import TOOLS
 
 CAPABILITY = Capability(
@@ -24,4 +24,14 @@ CAPABILITY = Capability(
     playground="buddy.capabilities.widgets.playground:panel",
     attribute="widget",
     facade="buddy.capabilities.widgets.conversation:Widgets",
+    expects=(
+        StepExpect(
+            "widget",
+            model="buddy.capabilities.widgets.scenario:WidgetExpect",
+            description="Widgets of the conversation (state after the step).",
+            verify="buddy.capabilities.widgets.scenario:verify_widget",
+            state="buddy.capabilities.widgets.scenario:widgets",
+            check="buddy.capabilities.widgets.scenario:check_widget",
+        ),
+    ),
 )
