@@ -294,6 +294,8 @@ def _tool(name: str = "x_do", **changes: object) -> PlatformTool:
             "events[0] (tick): history is empty",
         ),
         (Capability("x", "x", platform="x:p"), "platform 'x:p' must be a dotted module name"),
+        (Capability("x", "x", page="x/panel.js"), "page 'x/panel.js' must be 'package:file.js'"),
+        (Capability("x", "x", page="x:panel.py"), "page 'x:panel.py' must be 'package:file.js'"),
         (Capability("x", "x", actions=("poke",)), "actions[0] must be a StepAction, not str"),  # type: ignore[arg-type]
         (
             Capability("x", "x", actions=(StepAction("user", "x:M", "Poke.", "x:run"),)),

@@ -225,6 +225,23 @@ def test_the_token_is_given_only_to_loopback_host_names(dev: Dev) -> None:
     anonymous.value.close()
 
 
+def test_each_capabilitys_script_is_served_and_nothing_else_of_its_package(dev: Dev) -> None:
+    with urllib.request.urlopen(f"{dev.url}api/config") as response:
+        parts = json.load(response)["parts"]
+    assert parts == [
+        f"/playground/parts/{n}.js" for n in ("memory", "proactive", "data", "widgets")
+    ]
+    root = dev.url.removesuffix("playground/")
+    with urllib.request.urlopen(f"{root}playground/parts/widgets.js") as response:
+        assert response.headers["Content-Type"].startswith("text/javascript")
+        assert "window.playground.panel(" in response.read().decode()
+    for name in ("questions", "widgets.py", "..%2Fwidgets%2Fplatform"):
+        with pytest.raises(urllib.error.HTTPError) as missing:
+            urllib.request.urlopen(f"{root}playground/parts/{name}.js")
+        assert missing.value.code == 404, name
+        missing.value.close()
+
+
 def test_chat_shows_replies_and_every_tool_step(page: Page) -> None:
     new_conversation(page, "aunt-tu")
     send(page, "你好")

@@ -57,6 +57,7 @@ PUBLIC = {
     "/redoc": "FastAPI's page showing /openapi.json; no data",
     "/": "a redirect to the playground's page",
     "/playground": "the playground's static files (HTML, JS, CSS); no data",
+    "/playground/parts/{name}.js": "a capability's playground script (JS); no data",
     "/playground/api/config": "loopback only; tested below to refuse any other request",
 }
 MENU = {

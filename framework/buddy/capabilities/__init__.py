@@ -29,6 +29,9 @@ cards, memory, user data, widgets, proactive service — kept in its own package
 ``scenario.py``
     Its words in ``buddy test`` scenario files: step actions (:class:`StepAction`) and
     expectations (:class:`StepExpect`), run against the dev platform.
+``playground.py``, ``playground.js``
+    Its part of the playground: what its panel shows of a buddy (data in the page's
+    state), and its script (its tab, its cards in the chat, how its events read).
 
 The core — manifest, compile, runtime, the platform transport and dev app, the
 playground, render — iterates :func:`registry` and names no capability's tool. The
@@ -87,6 +90,7 @@ __all__ = [
     "event_kinds",
     "facades",
     "obj",
+    "pages",
     "panels",
     "register_module",
     "registry",
@@ -145,6 +149,7 @@ _NAME = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
 _TOOL = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 _EXECUTE = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
 _MODULE = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
+_PAGE = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[\w-]+\.js$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -418,6 +423,9 @@ class Capability:
         playground: ``module:function``, ``(blueprint) -> {key: JSON data}``: what its
             panel in the playground shows of the buddy, merged into the buddy's entry of
             the page's state (``widgets``, ``subscriptions`` …); ``""`` for nothing.
+        page: ``package:file.js``: its script in the playground page, a file of that
+            package, registering through ``window.playground`` (``panel``, ``card``,
+            ``event``; :mod:`buddy.playground.app`); ``""`` for none.
         platform: The module of its dev-platform part (tables, routes, scheduler work;
             :mod:`buddy.platform.dev.parts` says what it holds), imported only by the dev
             platform; ``""`` for none.
@@ -434,6 +442,7 @@ class Capability:
     facade: str = ""
     section: Section | None = None
     playground: str = ""
+    page: str = ""
     events: tuple[EventKind, ...] = ()
     uses: tuple[Uses, ...] = ()
     actions: tuple[StepAction, ...] = ()
@@ -539,6 +548,8 @@ def _part_problems(capability: Capability) -> Iterator[str]:
         reference = getattr(capability, part)
         if reference and not _EXECUTE.match(reference):
             yield f"{part} {reference!r} must be 'module:function'"
+    if capability.page and not _PAGE.match(capability.page):
+        yield f"page {capability.page!r} must be 'package:file.js'"
     if capability.platform and not _MODULE.match(capability.platform):
         yield f"platform {capability.platform!r} must be a dotted module name"
     if bool(capability.attribute) != bool(capability.facade):
@@ -715,6 +726,20 @@ def panels(blueprint: Blueprint) -> dict[str, Any]:
         if capability.playground:
             shown.update(resolve(capability.playground)(blueprint))
     return shown
+
+
+def pages() -> dict[str, Path]:
+    """Every registered capability's playground script, by capability name (the file,
+    whether or not it exists: the playground reports a missing one)."""
+    from importlib.resources import files
+    from pathlib import Path
+
+    found: dict[str, Path] = {}
+    for capability in registry():
+        if capability.page:
+            package, _, name = capability.page.partition(":")
+            found[capability.name] = Path(str(files(package) / name))
+    return found
 
 
 def data_tools() -> frozenset[str]:

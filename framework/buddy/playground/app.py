@@ -1,8 +1,12 @@
-"""The playground's routes on the dev platform's app: the page and three endpoints.
+"""The playground's routes on the dev platform's app: the page and its endpoints.
 
 - ``GET /playground/`` — the page: ``static/`` of this package (HTML, vanilla JS, CSS;
-  nothing fetched from elsewhere, no build step).
-- ``GET /playground/api/config`` — the admin token, for the page. Answered only to a
+  nothing fetched from elsewhere, no build step). ``app.js`` is the shell; each
+  capability's part of the page is its own script (``Capability.page``).
+- ``GET /playground/parts/{name}.js`` — capability ``name``'s script (a file of its
+  package, nothing else of it), loaded by the shell before the page starts.
+- ``GET /playground/api/config`` — the admin token and the capabilities' scripts, for
+  the page. The token is answered only to a
   request that comes from loopback **and** names a loopback host (``127.0.0.1``,
   ``localhost``, ``[::1]``) in its ``Host`` header; ``buddy dev`` listens on 127.0.0.1
   only. Another web site open in the same browser cannot read it: a cross-origin
@@ -29,9 +33,16 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from fastapi import APIRouter, FastAPI, Request
-from fastapi.responses import JSONResponse, RedirectResponse, Response, StreamingResponse
+from fastapi.responses import (
+    FileResponse,
+    JSONResponse,
+    RedirectResponse,
+    Response,
+    StreamingResponse,
+)
 from fastapi.staticfiles import StaticFiles
 
+from buddy.capabilities import pages
 from buddy.errors import Reject
 
 __all__ = ["LOOPBACK_HOSTS", "STATIC", "Hub", "Playground", "attach"]
@@ -129,11 +140,24 @@ def attach(app: FastAPI, session: Playground) -> None:
     """Add the page and its endpoints to the dev platform's ``app``."""
     router = APIRouter(prefix="/playground/api", include_in_schema=False)
 
+    scripts = pages()
+
     @router.get("/config")
     async def config(request: Request) -> JSONResponse:
         require_loopback(request)
-        body = {"admin_token": session.admin_token, "platform": session.url}
+        body = {
+            "admin_token": session.admin_token,
+            "platform": session.url,
+            "parts": [f"/playground/parts/{name}.js" for name in scripts],
+        }
         return JSONResponse(body, headers=_NO_STORE)
+
+    @app.get("/playground/parts/{name}.js", include_in_schema=False)
+    async def part(name: str) -> FileResponse:
+        file = scripts.get(name)
+        if file is None or not file.is_file():
+            raise Reject(404, "not_found", f"no capability {name!r} has a playground script")
+        return FileResponse(file, media_type="text/javascript", headers=_NO_STORE)
 
     @router.get("/state")
     async def state(request: Request) -> JSONResponse:

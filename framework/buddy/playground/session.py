@@ -317,15 +317,10 @@ class DevSession:
     def state(self) -> dict[str, Any]:
         """What the page shows of the session (tokens included: the page acts as the buddy
         for memory, which has no dev endpoint)."""
-        from buddy.capabilities.data.datasets import DATA_ACCESS_CAPABILITIES
-
         return {
             "version": self.version,
             "platform": self.url,
             "buddies": [self._describe(dev) for dev in self.buddies],
-            "catalogue": [
-                {"id": key, "title": item.title} for key, item in DATA_ACCESS_CAPABILITIES.items()
-            ],
         }
 
     def _describe(self, dev: DevBuddy) -> dict[str, Any]:

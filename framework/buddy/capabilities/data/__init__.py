@@ -22,6 +22,7 @@ CAPABILITY = Capability(
     ),
     platform="buddy.capabilities.data.platform",
     playground="buddy.capabilities.data.playground:panel",
+    page="buddy.capabilities.data:playground.js",
     events=(
         EventKind(
             "consent_result",

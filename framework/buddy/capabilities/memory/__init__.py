@@ -15,6 +15,7 @@ CAPABILITY = Capability(
     "memory",
     "记忆（conversation.memory 与 uses: memory.*）",
     platform="buddy.capabilities.memory.platform",
+    page="buddy.capabilities.memory:playground.js",
     attribute="memory",
     facade="buddy.capabilities.memory.conversation:Memory",
     uses=(

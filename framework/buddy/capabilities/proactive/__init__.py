@@ -13,6 +13,7 @@ CAPABILITY = Capability(
     TOOLS,
     platform="buddy.capabilities.proactive.platform",
     playground="buddy.capabilities.proactive.playground:panel",
+    page="buddy.capabilities.proactive:playground.js",
     events=(
         EventKind(
             "proactive",

@@ -22,6 +22,7 @@ CAPABILITY = Capability(
     ),
     platform="buddy.capabilities.widgets.platform",
     playground="buddy.capabilities.widgets.playground:panel",
+    page="buddy.capabilities.widgets:playground.js",
     attribute="widget",
     facade="buddy.capabilities.widgets.conversation:Widgets",
     expects=(

@@ -1,5 +1,11 @@
 // The buddy playground: a page over the dev platform's /dev endpoints (docs/protocol.md)
-// and the three endpoints of buddy.playground.app. Plain JavaScript, no dependencies.
+// and the endpoints of buddy.playground.app. Plain JavaScript, no dependencies.
+//
+// This is the shell: buddies, conversations, the timeline of messages and turns, the
+// composer, the tabs. Each platform capability adds its part — a tab, the cards it sends,
+// how its events and turns read, what it adds to the timeline — in its own
+// capabilities/<name>/playground.js, loaded before the page starts and registered
+// through window.playground (below).
 'use strict';
 
 const DENIED = '调用被拒绝：';
@@ -12,12 +18,10 @@ const S = {
   state: null,         // /playground/api/state
   buddyKey: null,
   convId: null,
-  tab: 'widgets',
+  tab: '',
   convs: [],
-  messages: [], turns: [], events: [], runs: [], widgets: { widgets: [], cards: [] },
-  memory: [], subs: [], clock: null, grants: [],
-  dataView: { dataset: '', result: null },
-  groupOff: {},        // member|dataset -> disabled (what this page set)
+  messages: [], turns: [], events: [], clock: null,
+  parts: {},           // capability name -> what its poll and panel loaded
   live: {},            // conversation id -> {text, tools: [{id, name, done, error}]}
   rendered: {},        // section -> JSON of what it last rendered
   generations: {},     // buddy key -> generation seen
@@ -136,7 +140,7 @@ function saveHash() {
 // A poll that a selection change overtook is thrown away and done again, so the page
 // never mixes one buddy's conversations with another's.
 async function load(sel) {
-  const out = { messages: [], turns: [], events: [], runs: [], widgets: { widgets: [], cards: [] } };
+  const out = { messages: [], turns: [], events: [], parts: {} };
   out.state = await api('GET', '/playground/api/state');
   const buddies = out.state.buddies;
   const b = buddies.find((x) => x.key === sel.buddyKey) || buddies.find((x) => x.identity) || buddies[0] || null;
@@ -151,30 +155,19 @@ async function load(sel) {
   if (!b || !c) return out;
   const id = encodeURIComponent(c.id);
   const who = encodeURIComponent(b.identity);
-  const [messages, turns, events, runs, widgets] = await Promise.all([
+  const ctx = { b, c, id, who };
+  const [messages, turns, events, ...parts] = await Promise.all([
     api('GET', `/dev/conversations/${id}/messages`),
     api('GET', `/dev/conversations/${id}/turns`),
     api('GET', `/dev/events?identity=${who}`),
-    api('GET', `/dev/proactive/runs?identity=${who}&conversation_id=${id}`),
-    api('GET', `/dev/conversations/${id}/widgets`),
+    ...PARTS.panels.map(async (p) => ({
+      ...(p.poll ? await p.poll(ctx) : {}),
+      ...(p.load && sel.tab === p.name ? await p.load(ctx) : {}),
+    })),
   ]);
-  Object.assign(out, { messages, turns, runs: runs.runs, widgets });
+  Object.assign(out, { messages, turns });
+  PARTS.panels.forEach((p, i) => { out.parts[p.name] = parts[i]; });
   out.events = events.filter((e) => e.conversation_id === c.id);
-  if (sel.tab === 'memory' && b.dev_token) {
-    const memory = await api('GET', '/internal/v1/memory', undefined, {
-      Authorization: `Bearer ${b.dev_token}`, 'X-Conversation-Id': c.id,
-    });
-    out.memory = memory.entries;
-  } else if (sel.tab === 'proactive') {
-    const all = await api('GET', `/dev/proactive/subscriptions?identity=${who}`);
-    out.subs = all.subscriptions.filter((s) => s.conversation_id === c.id);
-  } else if (sel.tab === 'data') {
-    const m = c.members.some((x) => x.member_id === S.dataView.member) ? S.dataView.member : c.members[0].member_id;
-    out.grants = await api('GET', `/dev/grants?identity=${who}&member_id=${encodeURIComponent(m)}`);
-    if (S.dataView.dataset) {
-      out.dataResult = await api('GET', `/dev/data?member_id=${encodeURIComponent(m)}&dataset=${encodeURIComponent(S.dataView.dataset)}`);
-    }
-  }
   return out;
 }
 
@@ -186,7 +179,6 @@ function commit(out) {
     }
     S.generations[b.key] = b.generation;
   }
-  if ('dataResult' in out) { S.dataView.result = out.dataResult; delete out.dataResult; }
   Object.assign(S, out);
 }
 
@@ -394,8 +386,8 @@ function timeline() {
   for (const ev of S.events) {
     if (!answered.has(ev.id) && ev.acked_at === null) items.push({ t: ev.created_at, r: 1, kind: 'pending', ev });
   }
-  for (const run of S.runs) {
-    if (run.status !== 'fired') items.push({ t: run.created_at, r: 1, kind: 'run', run });
+  for (const p of PARTS.panels) {
+    if (p.timeline) items.push(...p.timeline(part(p.name)).map((x) => ({ r: 1, ...x, kind: 'part' })));
   }
   items.sort((a, b) => a.t - b.t || a.r - b.r);
   return items;
@@ -404,7 +396,8 @@ function timeline() {
 function renderTimeline() {
   const box = $('#timeline');
   const c = conv();
-  if (!changed('timeline', [S.convId, S.messages, S.turns, S.events.map((e) => [e.id, e.acked_at]), S.runs, S.widgets.cards, (buddy() || {}).tools])) return;
+  const parts = PARTS.panels.map((p) => (p.timelineKey ? p.timelineKey(part(p.name)) : null));
+  if (!changed('timeline', [S.convId, S.messages, S.turns, S.events.map((e) => [e.id, e.acked_at]), parts, (buddy() || {}).tools])) return;
   if (!c) { box.replaceChildren(h('div', { class: 'empty' }, 'No conversation selected.')); return; }
   const nodes = timeline().map(renderItem).filter(Boolean);
   box.replaceChildren(...(nodes.length ? nodes : [h('div', { class: 'empty' }, 'Say something to start.')]));
@@ -418,19 +411,14 @@ function renderItem(item) {
   if (item.kind === 'pending') return h('div', { class: 'turn pending', dataset: { event: item.ev.id } },
     h('div', { class: 'turn-head' }, h('span', { class: 'what' }, `${eventWhat(item.ev)} · working…`)),
     h('div', { class: 'live-slot', dataset: { conversation: item.ev.conversation_id } }));
-  if (item.kind === 'run') {
-    const r = item.run;
-    return h('div', { class: `run-line ${r.status}`, dataset: { run: r.id } },
-      `proactive ${r.subscription_key} (${r.trigger_type}) ${r.status}: ${r.reason || r.gate || ''}`);
-  }
+  if (item.kind === 'part') return item.render();
   return null;
 }
 
 function eventWhat(ev) {
   if (!ev) return 'turn';
-  if (ev.type === 'proactive') return `proactive · ${ev.payload.title}`;
-  if (ev.type === 'consent_result') return `consent ${ev.payload.granted ? 'granted' : 'denied'} · ${ev.payload.kind}`;
-  return 'message';
+  const kind = PARTS.events[ev.type];
+  return kind && kind.what ? kind.what(ev) : 'message';
 }
 
 function renderMessage(m) {
@@ -456,35 +444,9 @@ function renderMessage(m) {
         })),
       }, o))));
   }
-  if (m.kind === 'consent') return renderConsent(m, who);
-  if (m.kind === 'widget') {
-    const card = S.widgets.cards.find((x) => x.message_id === m.id) || {};
-    return h('div', { class: `msg buddy card widget-card${card.deleted ? ' deleted' : ''}`, dataset: { id: m.id, widget: m.body.widget_id } }, who,
-      h('div', { class: 'card-kind' }, 'widget card'),
-      h('strong', {}, card.title || '(gone)'),
-      card.presentation && card.presentation.summary ? h('div', {}, card.presentation.summary) : null,
-      h('div', { class: 'note' }, card.deleted ? 'deleted' : h('a', { href: '#', onclick: (e) => { e.preventDefault(); setTab('widgets'); } }, `open ${m.body.widget_id}`)));
-  }
+  const card = PARTS.cards[m.kind];
+  if (card) return card(m, who);
   return h('div', { class: 'msg buddy', dataset: { id: m.id } }, who, h('pre', {}, json(m.body)));
-}
-
-function renderConsent(m, who) {
-  const body = m.body;
-  const answer = (granted) => act(() => api('POST', `/dev/data-access/requests/${body.request_id}/answer`, { granted }));
-  const labels = {
-    healthkit: ['Grant', 'Deny'],
-    location: ['Share location', "Don't share"],
-    calendar: [`Share ${body.calendar_days || 7} days of calendar`, "Don't share"],
-  }[body.kind] || ['Grant', 'Deny'];
-  return h('div', { class: 'msg buddy card consent', dataset: { id: m.id, request: body.request_id, status: body.status } }, who,
-    h('div', { class: 'card-kind' }, `data access · ${body.kind}`),
-    h('div', {}, body.reason),
-    body.datasets ? h('ul', {}, body.datasets.map((d) => h('li', {}, h('strong', {}, d.title), ` (${d.id}) — ${d.purpose}`))) : null,
-    body.status === 'pending'
-      ? h('div', { class: 'actions' },
-        h('button', { class: 'primary grant', onclick: () => answer(true) }, labels[0]),
-        h('button', { class: 'deny', onclick: () => answer(false) }, labels[1]))
-      : h('div', { class: `status ${body.status}` }, body.status));
 }
 
 function renderTurn(turn, ev) {
@@ -502,19 +464,11 @@ function renderTurn(turn, ev) {
         s.redacted ? h('span', { class: 'redacted' }, 'redacted') : h('pre', {}, s.content)));
     }
   });
-  const proactive = turn.proactive;
-  const head = [];
-  if (proactive) {
-    head.push(h('span', { class: 'tag proactive' }, 'proactive'),
-      h('span', { class: 'what' }, ev ? `${ev.payload.title} — ${ev.payload.reason}` : 'proactive turn'),
-      ev ? h('span', {}, `trigger ${compact(ev.payload.trigger)}`) : null);
-    if (turn.reply === null && !turn.question) head.push(h('span', { class: 'tag skip' }, 'said nothing (skip)'));
-  } else if (turn.event_type === 'consent_result') {
-    head.push(h('span', { class: 'what' }, eventWhat(ev)));
-  }
-  if (turn.data_read) head.push(h('span', { class: 'tag data' }, 'read user data'));
+  const kind = PARTS.events[turn.event_type] || {};
+  const head = kind.head ? kind.head(turn, ev) : [];
+  for (const p of PARTS.panels) if (p.turnTags) head.push(...p.turnTags(turn));
   if (!rows.length && !head.length) return null;
-  return h('div', { class: `turn${proactive ? ' proactive' : ''}`, dataset: { event: turn.event_id } },
+  return h('div', { class: `turn${kind.turnClass ? ` ${kind.turnClass}` : ''}`, dataset: { event: turn.event_id } },
     head.length ? h('div', { class: 'turn-head' }, head) : null, rows);
 }
 
@@ -573,174 +527,19 @@ function renderPanel() {
   const panel = $('#panel');
   const b = buddy();
   const c = conv();
-  const key = { widgets: [S.widgets, b && b.widgets], memory: S.memory, proactive: [S.subs, S.runs, S.clock && S.clock.offset, b && b.subscriptions, c && c.kind], data: [S.grants, S.dataView, S.groupOff], buddy: b }[S.tab];
+  const p = PARTS.panels.find((x) => x.name === S.tab);
+  const key = p ? [part(p.name), p.key ? p.key(b, c) : b] : b;
   if (panel.contains(document.activeElement) && document.activeElement.matches('textarea, input')) return;
   if (!changed('panel', [S.tab, S.convId, S.buddyKey, key])) return;
-  if (S.tab === 'buddy') { panel.replaceChildren(...buddyPanel(b)); return; }
+  if (!p) { panel.replaceChildren(...buddyPanel(b)); return; }
   if (!b || !c) { panel.replaceChildren(h('p', { class: 'muted' }, 'Pick a conversation.')); return; }
-  panel.replaceChildren(...{ widgets: widgetsPanel, memory: memoryPanel, proactive: proactivePanel, data: dataPanel }[S.tab](b, c));
+  panel.replaceChildren(...p.render(b, c, part(p.name)));
 }
 
 function cell(value, schema) {
   if (value === undefined) return '';
   if (typeof value === 'boolean' || (schema && schema.type === 'boolean')) return value ? '✓' : '✗';
   return typeof value === 'object' ? JSON.stringify(value) : String(value);
-}
-
-function widgetsPanel(b) {
-  const types = new Map((b.widgets || []).map((w) => [w.type, w]));
-  const out = [];
-  if (!S.widgets.widgets.length) out.push(h('p', { class: 'muted' }, 'No widgets in this conversation yet.'));
-  for (const w of S.widgets.widgets) {
-    const type = types.get(w.type);
-    const modules = type ? type.modules : Object.keys(w.modules).map((name) => ({ name, title: name, record: {} }));
-    out.push(h('div', { class: 'widget', dataset: { id: w.id } },
-      h('h4', {}, w.title, ' ', h('small', { class: 'muted' }, `${type ? type.title : w.type} · ${w.id}${w.can_edit ? '' : ' · read-only'}`)),
-      w.presentation && w.presentation.summary ? h('div', { class: 'note' }, w.presentation.summary) : null,
-      modules.map((mod) => {
-        const records = (w.modules[mod.name] || { records: [] }).records;
-        const props = (mod.record && mod.record.properties) || {};
-        const cols = Object.keys(props).length ? Object.keys(props) : [...new Set(records.flatMap((r) => Object.keys(r.data)))];
-        const required = new Set((mod.record && mod.record.required) || []);
-        return h('div', { class: 'module', dataset: { module: mod.name } },
-          h('h5', {}, mod.title, ' ', h('small', { class: 'muted' }, `(${mod.name}) · ${records.length} record${records.length === 1 ? '' : 's'}`)),
-          h('table', {},
-            h('thead', {}, h('tr', {}, h('th', {}, 'id'), cols.map((col) => h('th', { title: (props[col] || {}).description || '' }, col + (required.has(col) ? '*' : ''))), h('th', {}, 'rev'))),
-            h('tbody', {}, records.length ? records.map((r) => h('tr', { dataset: { record: r.record_id } },
-              h('td', {}, r.record_id), cols.map((col) => h('td', {}, cell(r.data[col], props[col]))), h('td', {}, r.revision)))
-              : h('tr', {}, h('td', { colspan: cols.length + 2, class: 'muted' }, 'no records')))));
-      })));
-  }
-  out.push(h('section', {}, h('h3', {}, 'Cards sent'),
-    S.widgets.cards.length ? h('table', {}, h('tbody', {}, S.widgets.cards.map((card) => h('tr', { class: 'sent-card', dataset: { widget: card.widget_id } },
-      h('td', {}, when(card.sent_at)), h('td', {}, card.title || '(gone)'), h('td', {}, card.deleted ? 'deleted' : (card.presentation.summary || '')))))) : h('p', { class: 'muted' }, 'none')));
-  return out;
-}
-
-function memoryPanel() {
-  const b = buddy();
-  if (!b.dev_token) return [h('p', { class: 'muted' }, 'The buddy is not registered yet.')];
-  const save = (key, text) => act(() => buddyApi('PUT', `/internal/v1/memory/${encodeURIComponent(key)}`, { text }));
-  const out = [h('p', { class: 'note' }, 'The conversation\'s long-term notes, as the buddy reads them (memory.*). Edits are the buddy\'s own writes.')];
-  if (!S.memory.length) out.push(h('p', { class: 'muted' }, 'Empty.'));
-  for (const e of S.memory) {
-    const area = h('textarea', { 'aria-label': e.key }, e.text);
-    out.push(h('div', { class: 'mem-entry', dataset: { key: e.key } },
-      h('div', { class: 'row' }, h('span', { class: 'key' }, e.key), h('span', { class: 'muted' }, when(e.updated_at))),
-      area,
-      h('div', { class: 'row' },
-        h('button', { class: 'mem-save', onclick: () => { area.blur(); save(e.key, area.value); } }, 'Save'),
-        h('button', { class: 'mem-delete danger', onclick: () => act(() => buddyApi('DELETE', `/internal/v1/memory/${encodeURIComponent(e.key)}`)) }, 'Delete'))));
-  }
-  const key = h('input', { id: 'mem-key', placeholder: 'key' });
-  const text = h('textarea', { id: 'mem-text', placeholder: 'text' });
-  out.push(h('section', {}, h('h3', {}, 'Add an entry'), key, text,
-    h('button', { id: 'mem-add', onclick: () => { const k = key.value.trim(); const t = text.value; key.value = ''; text.value = ''; key.blur(); text.blur(); if (k) save(k, t); } }, 'Add')));
-  return out;
-}
-
-const TRIGGERS = ['workout.completed', 'sleep.ready', 'data.updated'];
-
-function proactivePanel(b, c) {
-  const out = [];
-  const clock = S.clock;
-  const advance = (seconds) => act(async () => {
-    S.clock = await api('POST', '/dev/clock', { advance_seconds: seconds });
-    toast(`clock +${fmtSpan(seconds)}`);
-  });
-  const minutes = h('input', { id: 'clock-minutes', type: 'number', min: '1', value: '30', style: 'width:70px' });
-  out.push(h('section', {}, h('h3', {}, 'Clock'),
-    h('div', { id: 'clock-now' }, clock ? `${shanghai(clock.time)} (Asia/Shanghai)${clock.offset ? ` — ${fmtSpan(clock.offset)} ahead of real time` : ''}` : ''),
-    h('div', { class: 'row' },
-      [[3600, '+1 h'], [6 * 3600, '+6 h'], [86400, '+1 day'], [7 * 86400, '+7 days']].map(([s, label]) =>
-        h('button', { class: 'clock-advance', dataset: { seconds: s }, onclick: () => advance(s) }, label)),
-      minutes, h('button', { onclick: () => advance(Number(minutes.value) * 60) }, 'min →')),
-    h('p', { class: 'note' }, 'Advancing fires every schedule that became due; quiet hours, cooldown and daily limits use this clock.')));
-
-  const type = h('select', { id: 'trigger-type' }, TRIGGERS.map((t) => h('option', { value: t }, t)));
-  const dataset = h('select', { id: 'trigger-dataset' }, h('option', { value: '' }, '(any dataset)'),
-    S.state.catalogue.map((d) => h('option', { value: d.id }, `${d.id} ${d.title}`)));
-  const who = h('select', { id: 'trigger-member' }, c.members.map((m) => h('option', { value: m.member_id }, m.name)));
-  const fire = () => act(async () => {
-    const body = { identity: b.identity, member_id: who.value, type: type.value };
-    if (type.value === 'data.updated' && dataset.value) body.dataset = dataset.value;
-    const res = await api('POST', '/dev/triggers', body);
-    const counts = res.runs.map((r) => `${r.subscription_key}: ${r.status}${r.reason ? ` (${r.reason})` : ''}`);
-    toast(counts.length ? `fired — ${counts.join('; ')}` : 'no active subscription matches');
-  });
-  out.push(h('section', {}, h('h3', {}, 'Fire a trigger'),
-    h('div', { class: 'row' }, type, dataset), h('div', { class: 'row' }, 'for', who, h('button', { id: 'trigger-fire', class: 'primary', onclick: fire }, 'Fire')),
-    h('p', { class: 'note' }, 'Fires every matching active subscription of this member\'s private conversations with the buddy.')));
-
-  const active = new Set(S.subs.map((s) => s.key));
-  out.push(h('section', {}, h('h3', {}, 'Subscriptions of this conversation'),
-    c.kind === 'group' ? h('p', { class: 'note' }, 'Proactive subscriptions exist in private conversations only.') : null,
-    S.subs.length ? h('div', { id: 'subs' }, S.subs.map((s) => h('div', { class: `sub ${s.status}`, dataset: { key: s.key, status: s.status } },
-      h('div', { class: 'row' }, h('strong', {}, s.key), h('span', {}, s.title), h('span', { class: `tag ${s.status}` }, s.status)),
-      h('div', { class: 'note' }, [
-        `trigger ${compact(s.trigger)}`,
-        s.quiet_hours ? `quiet ${s.quiet_hours.start}–${s.quiet_hours.end} ${s.quiet_hours.timezone}` : '',
-        `cooldown ${s.cooldown_minutes} min`, `${s.daily_limit}/day`,
-        s.next_run_at ? `next ${shanghai(s.next_run_at)}` : '',
-      ].filter(Boolean).join(' · '))))) : h('p', { class: 'muted' }, 'None yet (declared on_first_message ones start with the first message).'),
-    (b.subscriptions || []).filter((s) => !active.has(s.key)).map((s) => h('div', { class: 'note' }, `declared: ${s.key} (${s.title}) — ${s.trigger}, activate ${s.activate}`))));
-
-  out.push(h('section', {}, h('h3', {}, 'Runs'),
-    S.runs.length ? h('div', { id: 'runs' }, [...S.runs].reverse().map((r) => h('div', { class: `run ${r.status}`, dataset: { status: r.status, key: r.subscription_key } },
-      h('div', { class: 'row' }, h('span', { class: 'muted' }, when(r.created_at)), h('strong', {}, r.subscription_key),
-        h('span', {}, r.trigger_type), h('span', { class: 'status' }, r.status)),
-      r.reason ? h('div', { class: 'note' }, r.reason) : null))) : h('p', { class: 'muted' }, 'No runs yet.')));
-  return out;
-}
-
-function dataMember() {
-  const c = conv();
-  if (!c) return null;
-  const chosen = S.dataView.member;
-  return c.members.some((m) => m.member_id === chosen) ? chosen : c.members[0].member_id;
-}
-
-function dataPanel(b, c) {
-  const m = dataMember();
-  const out = [];
-  const pick = h('select', { id: 'data-member', onchange: (e) => { S.dataView.member = e.target.value; select({}); } },
-    c.members.map((x) => h('option', { value: x.member_id, selected: x.member_id === m }, x.name)));
-  out.push(h('div', { class: 'row' }, 'member', pick));
-  const declared = S.grants.filter((g) => g.declared);
-  out.push(h('section', {}, h('h3', {}, 'Grants'),
-    declared.length ? h('table', { id: 'grants' }, h('tbody', {}, declared.map((g) => h('tr', { dataset: { dataset: g.dataset, granted: g.granted } },
-      h('td', {}, h('strong', {}, g.dataset), h('div', { class: 'muted' }, g.purpose)),
-      h('td', {}, g.granted ? 'granted' : g.granted_version ? 'purpose changed' : 'not granted'),
-      h('td', {}, h('button', { class: 'grant-toggle', onclick: () => act(() => api('PUT', '/dev/grants', { identity: b.identity, member_id: m, dataset: g.dataset, granted: !g.granted })) }, g.granted ? 'Revoke' : 'Grant'))))))
-      : h('p', { class: 'muted' }, 'This buddy declares no user data.')));
-  if (c.kind === 'group' && declared.length) {
-    out.push(h('section', {}, h('h3', {}, 'Off in this group'), declared.map((g) => {
-      const k = `${m}|${g.dataset}`;
-      const box = h('input', { type: 'checkbox', checked: S.groupOff[k] ? true : null, onchange: (e) => act(async () => {
-        await api('PUT', '/dev/group-settings', { conversation_id: c.id, member_id: m, dataset: g.dataset, disabled: e.target.checked });
-        S.groupOff[k] = e.target.checked;
-      }) });
-      return h('label', { class: 'row' }, box, `${g.dataset} disabled for this member here`);
-    })));
-  }
-  const ds = h('select', { id: 'data-dataset', onchange: (e) => { S.dataView.dataset = e.target.value; S.dataView.result = null; select({}); } },
-    h('option', { value: '' }, '(pick a dataset)'), S.state.catalogue.map((d) => h('option', { value: d.id, selected: d.id === S.dataView.dataset }, `${d.id} ${d.title}`)));
-  const r = S.dataView.result;
-  out.push(h('section', {}, h('h3', {}, 'Member data'), h('div', { class: 'row' }, ds,
-    S.dataView.dataset ? [
-      h('button', { onclick: () => act(() => api('PUT', '/dev/data', { member_id: m, dataset: S.dataView.dataset, items: null })) }, 'No data'),
-      h('button', { onclick: () => act(() => api('DELETE', `/dev/data?member_id=${encodeURIComponent(m)}&dataset=${encodeURIComponent(S.dataView.dataset)}`)) }, 'Simulated'),
-    ] : null),
-  r ? h('div', {}, h('div', { class: 'note' }, `${r.source}${r.items ? `, ${r.items.length} items` : ', no data'}`), r.items ? itemsTable(r.items) : null) : null));
-  return out;
-}
-
-function itemsTable(items) {
-  const cols = [...new Set(items.flatMap((i) => Object.keys(i)))];
-  const short = (v) => (typeof v === 'string' && /^\d{4}-\d\d-\d\dT/.test(v) ? v.slice(5, 16).replace('T', ' ') : cell(v));
-  return h('div', { class: 'scroll' }, h('table', { class: 'items' },
-    h('thead', {}, h('tr', {}, cols.map((c) => h('th', {}, c)))),
-    h('tbody', {}, items.map((i) => h('tr', {}, cols.map((c) => h('td', {}, short(i[c]))))))));
 }
 
 function buddyPanel(b) {
@@ -757,11 +556,48 @@ function buddyPanel(b) {
   ];
 }
 
+// ---------------------------------------------------------------- the capabilities' parts
+
+// What the capabilities' scripts registered: panels (a tab each, in registry order), the
+// cards they send (by message kind) and their event types (how an event and its turn read).
+const PARTS = { panels: [], cards: {}, events: {} };
+const part = (name) => S.parts[name] || {};
+
+window.playground = {
+  // the shell's helpers
+  h, $, api, buddyApi, act, toast, when, shanghai, json, compact, cell, fmtSpan, select, setTab,
+  buddy, conv, member, toolInfo, part, state: () => S.state, clock: () => S.clock,
+  // panel({name, title, poll?, load?, render, key?, timeline?, timelineKey?, turnTags?}):
+  //   poll(ctx) and load(ctx) (only while its tab is open) answer its data each poll,
+  //   ctx = {b, c, id, who}; render(b, c, data) its tab's nodes; key(b, c) what else its
+  //   rendering depends on; timeline(data) -> [{t, render}] extra timeline lines;
+  //   turnTags(turn) -> nodes in a turn's head.
+  panel(spec) { PARTS.panels.push(spec); },
+  // card(kind, (message, who) => node): how a message of this kind is shown.
+  card(kind, render) { PARTS.cards[kind] = render; },
+  // event(type, {what(ev), head(turn, ev), turnClass}): how an event type reads.
+  event(type, spec) { PARTS.events[type] = spec; },
+};
+
+async function loadParts(scripts) {
+  for (const src of scripts) {
+    await new Promise((resolve, reject) => {
+      const el = h('script', { src });
+      el.onload = resolve;
+      el.onerror = () => reject(new Error(`cannot load ${src}`));
+      document.head.append(el);
+    });
+  }
+  $('#tabs').replaceChildren(
+    ...PARTS.panels.map((p) => h('button', { class: 'tab', dataset: { tab: p.name } }, p.title)),
+    h('button', { class: 'tab', dataset: { tab: 'buddy' } }, 'Buddy'));
+}
+
 // ---------------------------------------------------------------- wiring
 
 function wire() {
   $('#buddy-select').addEventListener('change', (e) => select({ buddyKey: e.target.value, convId: null }));
-  for (const b of document.querySelectorAll('.tab')) b.addEventListener('click', () => setTab(b.dataset.tab));
+  $('#tabs').addEventListener('click', (e) => { const t = e.target.closest('.tab'); if (t) setTab(t.dataset.tab); });
   for (const r of document.querySelectorAll('#new-conv input[name=kind]')) {
     r.addEventListener('change', () => {
       const input = $('#new-members');
@@ -804,16 +640,18 @@ async function start() {
   const params = new URLSearchParams(location.hash.slice(1));
   S.buddyKey = params.get('buddy');
   S.convId = params.get('c');
-  S.tab = params.get('tab') || 'widgets';
   wire();
   try {
     const res = await fetch('/playground/api/config', { cache: 'no-store' });
     if (!res.ok) throw new Error((await res.json()).reason);
-    S.token = (await res.json()).admin_token;
+    const config = await res.json();
+    S.token = config.admin_token;
+    await loadParts(config.parts);
   } catch (e) {
     document.body.replaceChildren(h('p', { class: 'empty' }, `The playground cannot start: ${e.message}`));
     return;
   }
+  S.tab = params.get('tab') || (PARTS.panels[0] || { name: 'buddy' }).name;
   stream();
   loop();
 }

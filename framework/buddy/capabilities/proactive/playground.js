@@ -1,0 +1,93 @@
+// The proactive capability in the playground: its tab (the clock, firing a trigger, the
+// conversation's subscriptions and runs), its runs in the timeline, and how a proactive
+// turn reads.
+'use strict';
+(() => {
+  const { h, api, act, toast, when, shanghai, compact, fmtSpan } = window.playground;
+  const TRIGGERS = ['workout.completed', 'sleep.ready', 'data.updated'];
+
+  window.playground.panel({
+    name: 'proactive',
+    title: 'Proactive',
+    // Every poll: the timeline shows the runs that did not fire.
+    poll: async ({ who, id }) => ({
+      runs: (await api('GET', `/dev/proactive/runs?identity=${who}&conversation_id=${id}`)).runs,
+    }),
+    async load({ who, c }) {
+      const all = await api('GET', `/dev/proactive/subscriptions?identity=${who}`);
+      return { subs: all.subscriptions.filter((s) => s.conversation_id === c.id) };
+    },
+    key: (b, c) => [(window.playground.clock() || {}).offset, b && b.subscriptions, c && c.kind],
+    timelineKey: (data) => data.runs,
+    timeline: (data) => (data.runs || []).filter((r) => r.status !== 'fired').map((r) => ({
+      t: r.created_at,
+      render: () => h('div', { class: `run-line ${r.status}`, dataset: { run: r.id } },
+        `proactive ${r.subscription_key} (${r.trigger_type}) ${r.status}: ${r.reason || r.gate || ''}`),
+    })),
+    render(b, c, data) {
+      const subs = data.subs || [];
+      const runs = data.runs || [];
+      const out = [];
+      const clock = window.playground.clock();
+      const advance = (seconds) => act(async () => {
+        await api('POST', '/dev/clock', { advance_seconds: seconds });
+        toast(`clock +${fmtSpan(seconds)}`);
+      });
+      const minutes = h('input', { id: 'clock-minutes', type: 'number', min: '1', value: '30', style: 'width:70px' });
+      out.push(h('section', {}, h('h3', {}, 'Clock'),
+        h('div', { id: 'clock-now' }, clock ? `${shanghai(clock.time)} (Asia/Shanghai)${clock.offset ? ` — ${fmtSpan(clock.offset)} ahead of real time` : ''}` : ''),
+        h('div', { class: 'row' },
+          [[3600, '+1 h'], [6 * 3600, '+6 h'], [86400, '+1 day'], [7 * 86400, '+7 days']].map(([s, label]) =>
+            h('button', { class: 'clock-advance', dataset: { seconds: s }, onclick: () => advance(s) }, label)),
+          minutes, h('button', { onclick: () => advance(Number(minutes.value) * 60) }, 'min →')),
+        h('p', { class: 'note' }, 'Advancing fires every schedule that became due; quiet hours, cooldown and daily limits use this clock.')));
+
+      const type = h('select', { id: 'trigger-type' }, TRIGGERS.map((t) => h('option', { value: t }, t)));
+      const dataset = h('select', { id: 'trigger-dataset' }, h('option', { value: '' }, '(any dataset)'),
+        (b.catalogue || []).map((d) => h('option', { value: d.id }, `${d.id} ${d.title}`)));
+      const who = h('select', { id: 'trigger-member' }, c.members.map((m) => h('option', { value: m.member_id }, m.name)));
+      const fire = () => act(async () => {
+        const body = { identity: b.identity, member_id: who.value, type: type.value };
+        if (type.value === 'data.updated' && dataset.value) body.dataset = dataset.value;
+        const res = await api('POST', '/dev/triggers', body);
+        const counts = res.runs.map((r) => `${r.subscription_key}: ${r.status}${r.reason ? ` (${r.reason})` : ''}`);
+        toast(counts.length ? `fired — ${counts.join('; ')}` : 'no active subscription matches');
+      });
+      out.push(h('section', {}, h('h3', {}, 'Fire a trigger'),
+        h('div', { class: 'row' }, type, dataset), h('div', { class: 'row' }, 'for', who, h('button', { id: 'trigger-fire', class: 'primary', onclick: fire }, 'Fire')),
+        h('p', { class: 'note' }, 'Fires every matching active subscription of this member\'s private conversations with the buddy.')));
+
+      const active = new Set(subs.map((s) => s.key));
+      out.push(h('section', {}, h('h3', {}, 'Subscriptions of this conversation'),
+        c.kind === 'group' ? h('p', { class: 'note' }, 'Proactive subscriptions exist in private conversations only.') : null,
+        subs.length ? h('div', { id: 'subs' }, subs.map((s) => h('div', { class: `sub ${s.status}`, dataset: { key: s.key, status: s.status } },
+          h('div', { class: 'row' }, h('strong', {}, s.key), h('span', {}, s.title), h('span', { class: `tag ${s.status}` }, s.status)),
+          h('div', { class: 'note' }, [
+            `trigger ${compact(s.trigger)}`,
+            s.quiet_hours ? `quiet ${s.quiet_hours.start}–${s.quiet_hours.end} ${s.quiet_hours.timezone}` : '',
+            `cooldown ${s.cooldown_minutes} min`, `${s.daily_limit}/day`,
+            s.next_run_at ? `next ${shanghai(s.next_run_at)}` : '',
+          ].filter(Boolean).join(' · '))))) : h('p', { class: 'muted' }, 'None yet (declared on_first_message ones start with the first message).'),
+        (b.subscriptions || []).filter((s) => !active.has(s.key)).map((s) => h('div', { class: 'note' }, `declared: ${s.key} (${s.title}) — ${s.trigger}, activate ${s.activate}`))));
+
+      out.push(h('section', {}, h('h3', {}, 'Runs'),
+        runs.length ? h('div', { id: 'runs' }, [...runs].reverse().map((r) => h('div', { class: `run ${r.status}`, dataset: { status: r.status, key: r.subscription_key } },
+          h('div', { class: 'row' }, h('span', { class: 'muted' }, when(r.created_at)), h('strong', {}, r.subscription_key),
+            h('span', {}, r.trigger_type), h('span', { class: 'status' }, r.status)),
+          r.reason ? h('div', { class: 'note' }, r.reason) : null))) : h('p', { class: 'muted' }, 'No runs yet.')));
+      return out;
+    },
+  });
+
+  window.playground.event('proactive', {
+    what: (ev) => `proactive · ${ev.payload.title}`,
+    turnClass: 'proactive',
+    head(turn, ev) {
+      const head = [h('span', { class: 'tag proactive' }, 'proactive'),
+        h('span', { class: 'what' }, ev ? `${ev.payload.title} — ${ev.payload.reason}` : 'proactive turn'),
+        ev ? h('span', {}, `trigger ${compact(ev.payload.trigger)}`) : null];
+      if (turn.reply === null && !turn.question) head.push(h('span', { class: 'tag skip' }, 'said nothing (skip)'));
+      return head;
+    },
+  });
+})();
