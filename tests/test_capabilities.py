@@ -13,7 +13,6 @@ import httpx
 import pytest
 
 import buddy
-from buddy import capabilities
 from buddy.capabilities import (
     AUTOLOAD_OFF,
     BUILTINS,
@@ -30,6 +29,7 @@ from buddy.capabilities import (
     register_module,
     registry,
 )
+from buddy.capabilities import plugin as capabilities
 from buddy.compile.render import render_markdown, view
 from buddy.errors import CapabilityError, PlatformError
 from buddy.testing import TestModel, call
@@ -58,7 +58,7 @@ def with_echo(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 def test_the_builtins_register_in_order() -> None:
     names = [c.name for c in registry()]
     assert names == ["questions", "memory", "proactive", "data", "resources", "widgets"]
-    assert [m.rsplit(".", 1)[1] for m in BUILTINS] == names
+    assert list(BUILTINS) == [f"buddy.capabilities.{name}.capability" for name in names]
 
 
 def test_every_capability_supplies_every_part() -> None:

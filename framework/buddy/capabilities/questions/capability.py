@@ -1,0 +1,8 @@
+"""The questions capability as it registers (:data:`CAPABILITY`)."""
+
+from __future__ import annotations
+
+from buddy.capabilities import Capability
+from buddy.capabilities.questions.tools import TOOLS
+
+CAPABILITY = Capability("questions", "题卡（ask_question）", TOOLS)
