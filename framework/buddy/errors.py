@@ -83,6 +83,10 @@ class Issue:
         """The same issue with its file shown as ``file`` (a relative path, say)."""
         return replace(self, file=file)
 
+    def coded(self, code: str) -> Issue:
+        """The same issue under ``code`` (every problem of one kind of file, say)."""
+        return replace(self, code=code)
+
     def to_dict(self) -> dict[str, str | int]:
         """The normative JSON shape used by ``buddy validate --format json``."""
         return asdict(self)

@@ -177,7 +177,8 @@ class Section:
         compile: ``module:function``, ``(context: SectionContext) -> value``: the checks
             that need more than the value (other files, the whole manifest), reported on
             the context with their location, and the compiled value the runtime reads
-            (``blueprint.sections[key]``).
+            (``blueprint.sections[key]``); ``None``: the buddy has none of it (it is
+            neither in ``blueprint.sections`` nor rendered).
         render: ``module:function``, ``(value, root: Path) -> JSON data``: its part of the
             compiled view (``view(blueprint)[key]``).
         heading: Its heading in the Markdown view; ``{count}`` in it stands for the
@@ -245,6 +246,17 @@ class SectionContext(Protocol):
 
     def outside_file(self, file: Path, name: str) -> Issue:
         """``file-outside-project`` for ``file``, shown as ``name``."""
+        ...
+
+    def shared(self, name: str) -> Path | None:
+        """The shared file ``name`` (a relative path such as ``relations/debt.yaml``) on
+        the persona search path, as trait files are found: the buddy's folder, the folder
+        of the manifest that wrote the key, each ``personas/`` up to the project root,
+        installed packs; ``None`` when none has it."""
+        ...
+
+    def search_path(self) -> list[Path]:
+        """Where :meth:`shared` looks, in order (for hints)."""
         ...
 
     def folder(self) -> Path | None:

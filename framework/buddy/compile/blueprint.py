@@ -16,6 +16,7 @@ from buddy.models.base import ModelSpec
 
 if TYPE_CHECKING:
     from buddy.capabilities.data.compiled import DataDeclaration
+    from buddy.capabilities.memory.compiled import AutoMemory
     from buddy.capabilities.proactive.compiled import ProactiveSpec
     from buddy.capabilities.resources.compiled import Resource
     from buddy.capabilities.widgets.compiled import WidgetType
@@ -122,8 +123,8 @@ class Blueprint:
         before_hooks: ``before_tool_call`` rules, in order.
         after_hooks: ``after_tool_call`` rules, in order.
         sections: Each capability's manifest section, compiled (``Section.key`` → its
-            compile function's value; :attr:`resources`, :attr:`widgets`, :attr:`data`
-            and :attr:`proactive` are the built-ins', typed).
+            compile function's value; :attr:`resources`, :attr:`widgets`, :attr:`memory`,
+            :attr:`data` and :attr:`proactive` are the built-ins', typed).
         files: Every file the compiled buddy depends on (manifests, templates, traits,
             plugins, widget schemas, resources) — for reload and for review.
         facades: ``(attribute, module:Class)`` of each capability's part of the
@@ -155,6 +156,12 @@ class Blueprint:
         """The widget types (``widgets:``'s folder), sorted by type id."""
         types: tuple[WidgetType, ...] = self.sections.get("widgets", ())
         return types
+
+    @property
+    def memory(self) -> AutoMemory | None:
+        """The ``memory:`` section (automatic memory), or ``None`` when it has none."""
+        declared: AutoMemory | None = self.sections.get("memory")
+        return declared
 
     @property
     def data(self) -> DataDeclaration:

@@ -574,8 +574,9 @@ class _Compiler:
         for section in registered_sections():
             if section.key in self.skip:
                 continue
-            context = _SectionContext(self, section.key)
-            compiled[section.key] = resolve(section.compile)(context)
+            value = resolve(section.compile)(_SectionContext(self, section.key))
+            if value is not None:  # `None`: the buddy has no such section (not rendered)
+                compiled[section.key] = value
         return compiled
 
     # ------------------------------------------------------------ folders
@@ -652,6 +653,16 @@ class _SectionContext:
 
     def folder(self) -> Path | None:
         return self._compiler.folder(self.key)
+
+    def search_path(self) -> list[Path]:
+        path = search_path(self._compiler.source.directory, self.root)
+        declared = self._compiler.directory_of((self.key,)).resolve()
+        if declared not in path:
+            path.insert(1, declared)
+        return path
+
+    def shared(self, name: str) -> Path | None:
+        return _find_on_path(name, self.search_path())
 
 
 def _derived_property(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from buddy.capabilities import Capability, StepExpect, Uses
+from buddy.capabilities import Capability, Section, StepExpect, Uses
 
 _RUN = "buddy.capabilities.memory.execute"
 _MODELS = "buddy.capabilities.memory.manifest"
@@ -16,6 +16,14 @@ CAPABILITY = Capability(
     page="buddy.capabilities.memory:playground.js",
     attribute="memory",
     facade="buddy.capabilities.memory.conversation:Memory",
+    section=Section(
+        "memory",
+        model=f"{_MODELS}:MemorySection",
+        compile="buddy.capabilities.memory.compile:compile_memory",
+        render="buddy.capabilities.memory.render:render_memory",
+        heading="Memory",
+        markdown="buddy.capabilities.memory.render:markdown_memory",
+    ),
     uses=(
         Uses(
             "memory.write",

@@ -13,6 +13,10 @@ from typing import Any
 from buddy.platform.limits import Refusal
 
 __all__ = [
+    "ASKS_MAX",
+    "AUTO_KEY_PREFIX",
+    "BUDGET_CHARS",
+    "CARD_CHARS",
     "KEY_TEMPLATE_SCHEMAS",
     "MEMORY_ENTRIES_MAX",
     "MEMORY_KEY_CHARS",
@@ -20,6 +24,10 @@ __all__ = [
     "MEMORY_KEY_SCHEMA",
     "MEMORY_TEXT_BYTES",
     "MEMORY_TOTAL_BYTES",
+    "RELATIONS_MAX",
+    "SHARE_BYTES",
+    "SHARE_ENTRIES",
+    "WAIT_MS",
     "memory_capacity_refusal",
     "memory_key_refusal",
     "memory_text_refusal",
@@ -29,6 +37,25 @@ MEMORY_KEY_CHARS = 64
 MEMORY_TEXT_BYTES = 16 * 1024
 MEMORY_ENTRIES_MAX = 64
 MEMORY_TOTAL_BYTES = 256 * 1024
+
+# Automatic memory (`memory:` in buddy.yaml): each bound is (default, least, most).
+#: Relation specs one buddy may declare.
+RELATIONS_MAX = 16
+#: The person card the model reads every turn (characters).
+CARD_CHARS = (600, 100, 4000)
+#: Everything the companion layer adds to one system prompt (characters).
+BUDGET_CHARS = (2000, 200, 8000)
+#: How long a reply may wait for its own message's extraction (milliseconds); past it,
+#: the turn goes on with what was known before.
+WAIT_MS = (400, 0, 3000)
+#: Facts held until the user confirms them, per conversation.
+ASKS_MAX = (2, 0, 5)
+#: The layer's share of the conversation's platform memory: entries (of 64) and bytes of
+#: text (of 256 KiB). The rest stays for the buddy's own memory tools.
+SHARE_ENTRIES = (32, 1, MEMORY_ENTRIES_MAX - 1)
+SHARE_BYTES = (64 * 1024, 4 * 1024, MEMORY_TOTAL_BYTES - 4 * 1024)
+#: The memory keys of the layer: reserved, the buddy's memory tools cannot write them.
+AUTO_KEY_PREFIX = "auto:"
 # A key's characters: none of these (a regex class). The platform and the model tools'
 # schema use the one pattern, and the runtime validates tool arguments with Python's
 # `re`, so "whitespace" is Python's `str.isspace` everywhere it is checked.

@@ -84,18 +84,8 @@ def _widget(context: SectionContext, folder: Path) -> WidgetType | None:
     try:
         parsed = WidgetSchemaFile.model_validate(doc.data)
     except ValidationError as exc:
-        for i in issues_from_validation(doc, exc, WidgetSchemaFile):
-            context.report(
-                Issue(
-                    file=i.file,
-                    line=i.line,
-                    column=i.column,
-                    path=i.path,
-                    code="widget-schema",
-                    message=i.message,
-                    hint=i.hint,
-                )
-            )
+        for issue in issues_from_validation(doc, exc, WidgetSchemaFile):
+            context.report(issue.coded("widget-schema"))
         return None
     modules: list[WidgetModule] = []
     for name, module in parsed.modules.items():
