@@ -57,7 +57,15 @@ def with_echo(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 def test_the_builtins_register_in_order() -> None:
     names = [c.name for c in registry()]
-    assert names == ["questions", "memory", "proactive", "data", "resources", "widgets"]
+    assert names == [
+        "questions",
+        "memory",
+        "character",
+        "proactive",
+        "data",
+        "resources",
+        "widgets",
+    ]
     assert list(BUILTINS) == [f"buddy.capabilities.{name}.capability" for name in names]
 
 

@@ -65,6 +65,7 @@ __all__ = [
 BUILTINS = (
     "buddy.capabilities.questions.capability",
     "buddy.capabilities.memory.capability",
+    "buddy.capabilities.character.capability",
     "buddy.capabilities.proactive.capability",
     "buddy.capabilities.data.capability",
     "buddy.capabilities.resources.capability",

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from buddy.capabilities import Section, Uses
 
 __all__ = [
+    "DURATION_PATTERN",
     "HANDLER_PATTERN",
     "PLATFORM_TOOL_NAMES",
     "SLUG_PATTERN",
@@ -55,6 +56,7 @@ __all__ = [
     "choices",
     "custom_codes",
     "did_you_mean",
+    "duration_seconds",
     "manifest_model",
 ]
 
@@ -62,6 +64,21 @@ SLUG_PATTERN = r"^[a-z0-9][a-z0-9-]{0,62}$"
 TOOL_NAME_PATTERN = r"^[a-zA-Z0-9_-]{1,64}$"
 HANDLER_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*$"
 _HANDLER_RE = re.compile(HANDLER_PATTERN)
+
+#: A span of time as written in YAML: ``30d``, ``12h``, ``90m``, ``45s``, ``1d12h``.
+DURATION_PATTERN = r"^(?:([0-9]+)d)?(?:([0-9]+)h)?(?:([0-9]+)m)?(?:([0-9]+)s)?$"
+_DURATION = re.compile(DURATION_PATTERN)
+_DURATION_UNITS = (86400, 3600, 60, 1)
+
+
+def duration_seconds(value: str) -> int:
+    """Seconds of a span such as ``30d`` or ``1h30m``; 0 when ``value`` is not one."""
+    match = _DURATION.match(value)
+    if match is None:
+        return 0
+    groups = match.groups()
+    return sum(int(n) * unit for n, unit in zip(groups, _DURATION_UNITS, strict=True) if n)
+
 
 #: A folder a manifest key names, relative to the manifest that wrote it (``resources:``,
 #: ``widgets:``): a section's model when its value is a folder.

@@ -45,7 +45,8 @@ from buddy.capabilities import StepAction, resolve, step_actions, step_expects
 from buddy.compile.blueprint import Blueprint
 from buddy.errors import Issue
 from buddy.manifest.locate import issue_at, issues_from_validation, loc_of
-from buddy.manifest.schema import did_you_mean
+from buddy.manifest.schema import DURATION_PATTERN, did_you_mean
+from buddy.manifest.schema import duration_seconds as spans
 from buddy.manifest.yamlio import Document, YamlPath, load_document
 from buddy.testing.expectations import (
     CoreExpect,
@@ -92,8 +93,6 @@ MEMBER_ACTIONS = frozenset({"user", "click"})
 """The format's own actions of one member (``as:`` says who); ``advance`` is its other."""
 
 _TIME_RE = re.compile(r"^([01][0-9]|2[0-3]):[0-5][0-9]$")
-_DURATION_RE = re.compile(r"^(?:([0-9]+)d)?(?:([0-9]+)h)?(?:([0-9]+)m)?(?:([0-9]+)s)?$")
-_DURATION_UNITS = (86400, 3600, 60, 1)
 PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z0-9_-]+)((?:\.[A-Za-z0-9_-]+)*)\s*\}\}")
 
 # Our own error codes, raised from validators below (pydantic's types are mapped by
@@ -105,8 +104,7 @@ _OWN_CODES = frozenset({"duration", "regex", "time-format"})
 
 
 def _check_duration(value: str) -> str:
-    match = _DURATION_RE.match(value)
-    if match is None or not any(match.groups()) or duration_seconds(value) == 0:
+    if spans(value) == 0:
         raise PydanticCustomError(
             "duration",
             "`{value}` is not a duration: write e.g. 2h, 90m, 1h30m, 45s, 1d, or a number "
@@ -117,13 +115,17 @@ def _check_duration(value: str) -> str:
 
 
 def duration_seconds(value: str | int) -> int:
-    """Seconds of an ``advance:`` value: ``2h``, ``90m``, ``1h30m``, ``45s``, ``1d`` or an int."""
+    """Seconds of an ``advance:`` value: ``2h``, ``90m``, ``1h30m``, ``45s``, ``1d`` or an int.
+
+    Raises:
+        ValueError: Not a duration.
+    """
     if isinstance(value, int):
         return value
-    match = _DURATION_RE.match(value)
-    if match is None:
+    seconds = spans(value)
+    if seconds == 0:
         raise ValueError(f"not a duration: {value!r}")
-    return sum(int(n) * unit for n, unit in zip(match.groups(), _DURATION_UNITS, strict=True) if n)
+    return seconds
 
 
 def _check_time(value: str) -> str:
@@ -141,7 +143,7 @@ def _duration_tag(value: Any) -> str:
 Duration = Annotated[
     Annotated[
         str,
-        Field(json_schema_extra={"pattern": _DURATION_RE.pattern}),
+        Field(json_schema_extra={"pattern": DURATION_PATTERN}),
         AfterValidator(_check_duration),
         Tag("text"),
     ]

@@ -19,12 +19,11 @@ from buddy.capabilities.memory.manifest import MemorySection
 from buddy.capabilities.memory.relations import (
     RELATION_NAME_PATTERN,
     RelationFile,
-    duration_seconds,
     relation_problems,
 )
 from buddy.errors import Issue
 from buddy.manifest.locate import issue_at, issues_from_validation
-from buddy.manifest.schema import did_you_mean
+from buddy.manifest.schema import did_you_mean, duration_seconds
 from buddy.manifest.yamlio import load_document
 
 if TYPE_CHECKING:

@@ -22,10 +22,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field
 
-from buddy.manifest.schema import Strict
+from buddy.manifest.schema import DURATION_PATTERN, Strict, duration_seconds
 
 __all__ = [
-    "DURATION_PATTERN",
     "EXAMPLES_MAX",
     "PATTERNS_MAX",
     "PATTERN_CHARS",
@@ -37,7 +36,6 @@ __all__ = [
     "Pattern",
     "RelationFile",
     "Slot",
-    "duration_seconds",
     "relation_problems",
 ]
 
@@ -53,21 +51,9 @@ PATTERNS_MAX = 8
 #: A pattern is matched against untrusted user text: kept short, so a reviewer can read
 #: it and its cost stays small (the text it runs on is bounded too).
 PATTERN_CHARS = 300
-#: ``30d``, ``12h``, ``90m``, ``1d12h``.
-DURATION_PATTERN = r"^(?:([0-9]+)d)?(?:([0-9]+)h)?(?:([0-9]+)m)?$"
-_DURATION = re.compile(DURATION_PATTERN)
-_UNITS = (86400, 3600, 60)
 
 SlotType = Literal["party", "text", "number", "integer", "boolean", "date", "choice"]
 Name = Annotated[str, Field(pattern=SLOT_NAME_PATTERN)]
-
-
-def duration_seconds(value: str) -> int:
-    """Seconds of a validity such as ``30d`` or ``1d12h`` (0 when it is not one)."""
-    match = _DURATION.match(value)
-    if match is None:
-        return 0
-    return sum(int(n) * unit for n, unit in zip(match.groups(), _UNITS, strict=True) if n)
 
 
 class Slot(Strict):

@@ -1,0 +1,17 @@
+"""The character capability as it registers (:data:`CAPABILITY`)."""
+
+from __future__ import annotations
+
+from buddy.capabilities import Capability, Section
+
+CAPABILITY = Capability(
+    "character",
+    "角色状态（由性格文件的数值驱动）",
+    section=Section(
+        "character",
+        model="buddy.capabilities.character.manifest:CharacterSection",
+        compile="buddy.capabilities.character.compile:compile_character",
+        render="buddy.capabilities.character.render:render_character",
+        heading="Character",
+    ),
+)

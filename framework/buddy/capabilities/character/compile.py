@@ -1,0 +1,152 @@
+"""``character:`` compiled (:mod:`buddy.capabilities.character.compiled`): the trait files
+found, their parameters checked where they are written, merged in order, and the
+state's settings.
+
+In a trait file that drives the character, every number and switch at the top level is a
+character parameter: an unknown one (a typo) or one out of its range is a located error
+in the trait file. Texts, lists and mappings (``persona``, ``note``, ``habits``) are the
+templates' and are not looked at.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from buddy.capabilities.character.compiled import CharacterSpec
+from buddy.capabilities.character.limits import (
+    FLAGS,
+    INTENSITIES,
+    NUMBERS,
+    RECONCILE_SECONDS,
+    defaults,
+    parameter_names,
+)
+from buddy.capabilities.character.manifest import CharacterSettings
+from buddy.errors import Issue
+from buddy.manifest.locate import issue_at
+from buddy.manifest.schema import did_you_mean, duration_seconds
+from buddy.manifest.yamlio import Document, YamlPath, load_document
+
+if TYPE_CHECKING:
+    from buddy.capabilities import SectionContext
+
+__all__ = ["compile_character", "parameter_problem"]
+
+
+def _number(value: float) -> str:
+    return f"{value:g}"
+
+
+def compile_character(context: SectionContext) -> CharacterSpec | None:
+    """The character, or ``None`` when the manifest has no ``character:``."""
+    value = context.value
+    if value is None:
+        return None
+    settings = (
+        value
+        if isinstance(value, CharacterSettings)
+        else CharacterSettings(traits=value if isinstance(value, str) else None)
+    )
+    reconcile = duration_seconds(settings.reconcile_after)
+    _, least, most = RECONCILE_SECONDS
+    if not least <= reconcile <= most:
+        context.error(
+            ("reconcile_after",),
+            "character-reconcile",
+            f"`reconcile_after: {settings.reconcile_after}` must be between 30m and 7d",
+        )
+    parameters = defaults()
+    written: set[str] = set()
+    files: list[Path] = []
+    for name, own, where in _trait_names(context, value, settings):
+        file = context.shared(name)
+        if file is None:
+            if own:  # the persona's own missing traits are reported by the persona
+                context.error(
+                    where,
+                    "trait-not-found",
+                    f"trait file `{name}` not found",
+                    "looked in: " + ", ".join(str(p) for p in context.search_path()),
+                )
+            continue
+        doc = load_document(file, str(file))
+        if isinstance(doc, Issue):
+            if own:
+                context.report(doc)
+            continue
+        context.depends_on(file)
+        files.append(file.resolve())
+        for key, item in doc.data.items():
+            problem = parameter_problem(key, item)
+            if problem is not None:
+                context.report(_at(doc, (key,), *problem))
+            elif key in parameters:
+                parameters[key] = item
+                written.add(key)
+    if not files and not _trait_names(context, value, settings):
+        context.error(
+            (),
+            "character-traits",
+            "the character needs a trait file for its numbers",
+            "write `character: traits/<name>.yaml`, or give the persona `traits:`",
+            key=True,
+        )
+    return CharacterSpec(
+        parameters=parameters,
+        written=frozenset(written),
+        step_max=settings.step_max,
+        trust_start=settings.trust_start,
+        reconcile_seconds=reconcile,
+        traits=tuple(files),
+    )
+
+
+def _at(doc: Document, path: YamlPath, message: str, hint: str) -> Issue:
+    return issue_at(doc, path, "character-parameter", message, hint)
+
+
+def _trait_names(
+    context: SectionContext, value: Any, settings: CharacterSettings
+) -> list[tuple[str, bool, YamlPath]]:
+    """``(name, written in character:, where)`` of each trait file, in merge order."""
+    if settings.traits is not None:
+        return [(settings.traits, True, () if isinstance(value, str) else ("traits",))]
+    persona = context.doc.data.get("persona")
+    raw = persona.get("traits") if isinstance(persona, dict) else None
+    if isinstance(raw, str):
+        return [(raw, False, ())]
+    if isinstance(raw, list):
+        return [(n, False, ()) for n in raw if isinstance(n, str)]
+    return []
+
+
+def parameter_problem(key: str, value: Any) -> tuple[str, str] | None:
+    """Why ``key: value`` of a trait file is not a valid character parameter (message,
+    hint), or ``None`` (also for a text, list or mapping: the templates' business)."""
+    if key in NUMBERS:
+        default, least, most, unit, meaning = NUMBERS[key]
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return f"`{key}` is a number ({unit}: {meaning}), not {value!r}", ""
+        if not least <= value <= most:
+            return (
+                f"`{key}: {_number(value)}` is out of range: {_number(least)} to "
+                f"{_number(most)} ({unit}: {meaning})",
+                f"the default is {_number(default)}",
+            )
+        return None
+    if key in FLAGS:
+        if not isinstance(value, bool):
+            return f"`{key}` is true or false ({FLAGS[key][1]}), not {value!r}", ""
+        return None
+    if key == "intensity":
+        if value not in INTENSITIES:
+            return f"`intensity` is one of {', '.join(INTENSITIES)}, not {value!r}", ""
+        return None
+    if isinstance(value, bool | int | float):
+        return (
+            f"`{key}` is not a character parameter",
+            did_you_mean(key, list(parameter_names()))
+            or "parameters: " + ", ".join(parameter_names()),
+        )
+    return None
