@@ -61,6 +61,7 @@ def test_the_builtins_register_in_order() -> None:
         "questions",
         "memory",
         "character",
+        "lore",
         "proactive",
         "data",
         "resources",

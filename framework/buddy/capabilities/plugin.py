@@ -66,6 +66,7 @@ BUILTINS = (
     "buddy.capabilities.questions.capability",
     "buddy.capabilities.memory.capability",
     "buddy.capabilities.character.capability",
+    "buddy.capabilities.lore.capability",
     "buddy.capabilities.proactive.capability",
     "buddy.capabilities.data.capability",
     "buddy.capabilities.resources.capability",

@@ -1,0 +1,18 @@
+"""The lore capability as it registers (:data:`CAPABILITY`)."""
+
+from __future__ import annotations
+
+from buddy.capabilities import Capability, Section
+
+CAPABILITY = Capability(
+    "lore",
+    "设定集（按关键词进入提示词的背景条目）",
+    section=Section(
+        "lore",
+        model="buddy.capabilities.lore.manifest:LoreSection",
+        compile="buddy.capabilities.lore.compile:compile_lore",
+        render="buddy.capabilities.lore.render:render_lore",
+        heading="Lore books ({count})",
+        markdown="buddy.capabilities.lore.render:markdown_lore",
+    ),
+)
