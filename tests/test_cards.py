@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import pytest
+import yaml
 
 import buddy
 from buddy.cards import (
@@ -184,7 +185,7 @@ def test_import_v2_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     code, out, err = _run(["import-card", str(source), "--dir", str(tmp_path)], capsys)
     assert code == 0, err
     target = tmp_path / "seraphina"
-    assert sorted(p.name for p in target.iterdir()) == ["buddy.yaml", "card.json"]
+    assert sorted(p.name for p in target.iterdir()) == ["buddy.yaml", "card.json", "lore"]
     assert f"created {target.as_posix()}/buddy.yaml" in out
     assert "name `seraphina` from the card's name" in out
     assert json.loads((target / "card.json").read_text(encoding="utf-8")) == V2
@@ -280,7 +281,7 @@ def test_import_a_hand_built_png(tmp_path: Path, chunk: bytes) -> None:
     assert card.image is not None
     assert _text_chunks(card.image) == {"Comment": "hi"}
     files = import_files(card, "hand", tmp_path / "hand")
-    assert set(files) == {"buddy.yaml", "card.json", "card.png"}
+    assert set(files) == {"buddy.yaml", "card.json", "card.png", "lore/card.yaml"}
 
 
 def test_hand_built_png_with_both_chunks_uses_ccv3(tmp_path: Path) -> None:
@@ -817,3 +818,142 @@ def test_all_names_exist(module: str) -> None:
     loaded = importlib.import_module(module)
     for member in loaded.__all__:
         assert hasattr(loaded, member), f"{module}.{member}"
+
+
+# ---------------------------------------------------------------- the lorebook as lore
+
+
+def _book(tmp_path: Path, original: dict[str, Any], name: str = "lb") -> Path:
+    source = _write_json(tmp_path / f"{name}.json", original)
+    assert main(["import-card", str(source), "--dir", str(tmp_path), "--name", name]) == 0
+    return tmp_path / name
+
+
+def _exported(tmp_path: Path, buddy_dir: Path, capsys: pytest.CaptureFixture[str]) -> Any:
+    out = tmp_path / "out.json"
+    code, _, err = _run(["export-card", str(buddy_dir), "--out", str(out)], capsys)
+    assert code == 0, err
+    return json.loads(out.read_text(encoding="utf-8"))
+
+
+def test_the_lorebook_becomes_a_lore_book(tmp_path: Path) -> None:
+    target = _book(tmp_path, V2)
+    lore = yaml.safe_load((target / "lore" / "card.yaml").read_text(encoding="utf-8"))
+    assert lore == {
+        "title": "forest lore",
+        "entries": [
+            {"name": "条目 1", "content": "The glade is safe.", "keys": ["glade"], "order": 10}
+        ],
+    }
+    blueprint = buddy.load(target)
+    assert [e.id for e in blueprint.sections["lore"].entries] == ["card/条目 1"]
+    assert "lore: lore" in (target / "buddy.yaml").read_text(encoding="utf-8")
+
+
+LOREBOOK: dict[str, Any] = {
+    "name": "world",
+    "scan_depth": 3,
+    "extensions": {"vendor/book": 1},
+    "entries": [
+        {
+            "keys": ["灵.?兽"],
+            "content": "后山有白鹤。",
+            "use_regex": True,
+            "name": "灵兽",
+            "extensions": {"sticky": 2, "cooldown": 3, "vendor": "x"},
+            "enabled": True,
+            "insertion_order": 5,
+            "id": 7,
+            "comment": "note",
+            "position": "after_char",
+        },
+        {
+            "keys": ["鹤"],
+            "secondary_keys": ["喂"],
+            "selective": True,
+            "content": "白鹤爱吃鱼。",
+            "constant": False,
+            "priority": 9,
+            "extensions": {},
+            "enabled": True,
+            "insertion_order": 6,
+        },
+        {
+            "keys": [],
+            "content": "门规：不许御剑。",
+            "constant": True,
+            "extensions": {},
+            "enabled": False,
+            "insertion_order": 0,
+            "case_sensitive": True,
+        },
+        {"keys": ["空"], "content": "", "extensions": {}, "enabled": True, "insertion_order": 9},
+    ],
+}
+
+
+def test_each_lorebook_field_maps_and_the_round_trip_is_lossless(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    original = _card(V2, character_book=LOREBOOK)
+    target = _book(tmp_path, original)
+    lore = yaml.safe_load((target / "lore" / "card.yaml").read_text(encoding="utf-8"))
+    assert lore["scan"] == 3 and lore["title"] == "world"
+    regex, also, rule = lore["entries"]  # the empty entry is not imported
+    assert regex == {
+        "name": "灵兽",
+        "content": "后山有白鹤。",
+        "patterns": ["灵.?兽"],
+        "order": 5,
+        "sticky": 2,
+        "cooldown": 3,
+    }
+    assert also["also"] == ["喂"] and also["priority"] == 9 and also["keys"] == ["鹤"]
+    assert (rule["always"], rule["enabled"], rule["case_sensitive"]) == (True, False, True)
+    assert buddy.check(target)[1] == []
+    assert _exported(tmp_path, target, capsys) == original
+
+
+def test_an_edited_lore_book_goes_back_into_the_card_keeping_what_it_does_not_know(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    original = _card(V2, character_book=LOREBOOK)
+    target = _book(tmp_path, original)
+    book_file = target / "lore" / "card.yaml"
+    lore = yaml.safe_load(book_file.read_text(encoding="utf-8"))
+    lore["entries"][0]["content"] = "后山有两只白鹤。"
+    del lore["entries"][1]  # 白鹤爱吃鱼 is deleted
+    lore["entries"].append({"name": "新", "keys": ["新"], "content": "新条目。"})
+    book_file.write_text(yaml.safe_dump(lore, allow_unicode=True), encoding="utf-8")
+    book = _exported(tmp_path, target, capsys)["data"]["character_book"]
+    first, rule, empty, new = book["entries"]
+    assert first["content"] == "后山有两只白鹤。"
+    assert (first["id"], first["comment"], first["position"]) == (7, "note", "after_char")
+    assert first["extensions"] == {"sticky": 2, "cooldown": 3, "vendor": "x"}
+    assert rule == LOREBOOK["entries"][2] and empty == LOREBOOK["entries"][3]
+    assert new == {
+        "name": "新",
+        "keys": ["新"],
+        "content": "新条目。",
+        "enabled": True,
+        "insertion_order": 100,
+        "extensions": {},
+    }
+    assert book["extensions"] == {"vendor/book": 1} and book["scan_depth"] == 3
+
+
+def test_a_lorebook_entry_that_cannot_be_lore_stops_the_import(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    long = {
+        "keys": ["x"],
+        "content": "字" * 2001,
+        "extensions": {},
+        "enabled": True,
+        "insertion_order": 0,
+    }
+    source = _write_json(tmp_path / "long.json", _card(V2, character_book={"entries": [long]}))
+    code, _, err = _run(["import-card", str(source), "--dir", str(tmp_path), "--name", "l"], capsys)
+    assert code == 1
+    assert "character_book (as lore/card.yaml) entries.0.content" in err
+    assert not (tmp_path / "l").exists()

@@ -25,6 +25,7 @@ from typing import Any
 import yaml
 
 from buddy.cards.files import card_json, read_card
+from buddy.cards.lore import BOOK_FILE, book_from_card, lorebook_from_book
 from buddy.cards.prompt import (
     CHAR_MACRO,
     USER_MACRO,
@@ -39,9 +40,9 @@ from buddy.cards.prompt import (
 )
 from buddy.cards.spec import PROMPT_FIELDS, Card, Version, blank_card, convert
 from buddy.compile.persona import EXAMPLE_NOW, PersonaRenderer, find_project_root, make_environment
-from buddy.errors import CardError, ManifestError, ParseError
+from buddy.errors import CardError, Issue, ManifestError, ParseError
 from buddy.manifest.schema import SLUG_PATTERN
-from buddy.manifest.yamlio import MAX_FILE_BYTES, parse_document
+from buddy.manifest.yamlio import MAX_FILE_BYTES, load_document, parse_document
 
 __all__ = [
     "CARD_IMAGE",
@@ -227,6 +228,34 @@ def _schema_line(directory: Path) -> str:
     return ""
 
 
+def _lore_book(card: Card) -> dict[str, Any] | None:
+    """The lore book of the card's lorebook, or ``None`` when it has no entry with content.
+
+    Raises:
+        CardError: An entry does not fit a lore book (content over 2000 characters, more
+            than 32 keys …): the buddy would not be valid.
+    """
+    from pydantic import ValidationError
+
+    from buddy.capabilities.lore.manifest import LoreBookFile
+
+    book = card.data.get("character_book")
+    if not isinstance(book, Mapping):
+        return None
+    lore = book_from_card(book)
+    if not lore["entries"]:
+        return None
+    try:
+        LoreBookFile.model_validate(lore)
+    except ValidationError as exc:
+        problems = []
+        for error in exc.errors(include_url=False):
+            where = ".".join(str(p) for p in error["loc"])
+            problems.append(f"character_book (as lore/{BOOK_FILE}) {where}: {error['msg']}")
+        raise CardError(card.file, problems) from None
+    return lore
+
+
 def manifest_text(card: Card, derived: Derived, name: str, directory: Path) -> str:
     """The ``buddy.yaml`` of a buddy imported from ``card``.
 
@@ -262,6 +291,13 @@ def manifest_text(card: Card, derived: Derived, name: str, directory: Path) -> s
         + "profiles:\n"
         + "  ci: { model: test }   # `--profile ci`: the scripted test model\n"
     )
+    lore = _lore_book(card) is not None
+    if lore:
+        text += (
+            "\n# The card's lorebook, as lore/card.yaml: its entries enter the prompt when the\n"
+            "# conversation mentions their keys. export-card writes your edits back.\n"
+            "lore: lore\n"
+        )
     if len(text.encode("utf-8")) > MAX_FILE_BYTES:
         raise CardError(
             card.file,
@@ -275,6 +311,7 @@ def manifest_text(card: Card, derived: Derived, name: str, directory: Path) -> s
         "model": "offline",
         "persona": persona,
         "profiles": {"ci": {"model": "test"}},
+        **({"lore": "lore"} if lore else {}),
     }
     if parse_document(text, "buddy.yaml").data != expected:  # pragma: no cover - a bug here
         raise AssertionError("the written buddy.yaml does not read back as intended")
@@ -288,6 +325,13 @@ def import_files(card: Card, name: str, directory: Path) -> dict[str, bytes]:
         "buddy.yaml": manifest_text(card, derive(card), name, directory).encode("utf-8"),
         SIDECAR: card_json(card.raw).encode("utf-8"),
     }
+    lore = _lore_book(card)
+    if lore is not None:
+        header = (
+            "# From the card's character_book (buddy import-card); card.json keeps every\n"
+            "# field that has no meaning here. Edit freely: export-card writes it back.\n"
+        )
+        files[f"lore/{BOOK_FILE}"] = (header + _dump(lore)).encode("utf-8")
     if card.image is not None:
         files[CARD_IMAGE] = card.image
     return files
@@ -372,6 +416,21 @@ def _set(card: dict[str, Any], name: str, value: Any, changed: list[str]) -> Non
     changed.append(name)
 
 
+def _export_lore(
+    directory: Path, has_lore: bool, source: Card, card: dict[str, Any], changed: list[str]
+) -> None:
+    """Write the buddy's ``lore/card.yaml`` back as the card's lorebook, where it changed."""
+    book_file = directory / "lore" / BOOK_FILE
+    if not has_lore or not book_file.is_file():
+        return
+    loaded = load_document(book_file, str(book_file))
+    if isinstance(loaded, Issue):
+        raise ManifestError([loaded])
+    original = source.data.get("character_book")
+    book = lorebook_from_book(original if isinstance(original, Mapping) else None, loaded.data)
+    _set(card, "character_book", book, changed)
+
+
 def export_card(directory: Path, version: Version | None = None) -> Exported:
     """The card of the buddy in ``directory``.
 
@@ -437,6 +496,8 @@ def export_card(directory: Path, version: Version | None = None) -> Exported:
             warnings.append(f"persona.vars.{name} is not a string; not exported")
         elif value != (source.strings(name) if wanted_list else source.text(name)):
             _set(card, name, copy.deepcopy(value), changed)
+
+    _export_lore(blueprint.directory, "lore" in blueprint.sections, source, card, changed)
 
     target: Version = version or source.version
     image_file = blueprint.directory / CARD_IMAGE

@@ -82,6 +82,7 @@ def import_card(file: str, parent_dir: str, name: str | None) -> int:
 
     target.mkdir(parents=True)
     for filename, content in files.items():
+        (target / filename).parent.mkdir(parents=True, exist_ok=True)
         (target / filename).write_bytes(content)
         print(f"created {(target / filename).as_posix()}")
     if source:
