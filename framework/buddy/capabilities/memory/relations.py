@@ -16,9 +16,9 @@ validate`` imports it.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import date
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Protocol
 
 from pydantic import AfterValidator, Field
 
@@ -36,7 +36,10 @@ __all__ = [
     "Pattern",
     "RelationFile",
     "Slot",
+    "SlotLike",
+    "fact_problems",
     "relation_problems",
+    "slot_value_problem",
 ]
 
 RELATION_NAME_PATTERN = r"^[a-z][a-z0-9_]{0,31}$"
@@ -260,7 +263,20 @@ def fact_problems(spec: RelationFile, fact: Mapping[str, Any]) -> Iterator[Probl
 _DATE = re.compile(r"^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$")
 
 
-def slot_value_problem(slot: Slot, value: Any) -> str | None:
+class SlotLike(Protocol):
+    """A slot's rules: a spec file's :class:`Slot` or a compiled one."""
+
+    @property
+    def type(self) -> str: ...
+
+    @property
+    def max_chars(self) -> int | None: ...
+
+    @property
+    def choices(self) -> Sequence[str] | None: ...
+
+
+def slot_value_problem(slot: SlotLike, value: Any) -> str | None:
     """Why ``value`` cannot fill ``slot`` (``None``: it can)."""
     kind = slot.type
     if kind == "party":
