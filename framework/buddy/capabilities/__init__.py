@@ -81,6 +81,7 @@ if TYPE_CHECKING:
         obj,
         pages,
         panels,
+        prompts,
         register_module,
         registry,
         sections,
@@ -88,6 +89,7 @@ if TYPE_CHECKING:
         step_actions,
         step_expects,
     )
+    from buddy.compile.blueprint import Blueprint
 
 __all__ = [
     "AUTOLOAD_OFF",
@@ -114,6 +116,8 @@ __all__ = [
     "obj",
     "pages",
     "panels",
+    "persona_layer",
+    "prompts",
     "register_module",
     "registry",
     "resolve",
@@ -130,6 +134,18 @@ def resolve(reference: str) -> Any:
     parts and needs no registry)."""
     module, _, attribute = reference.partition(":")
     return getattr(importlib.import_module(module), attribute)
+
+
+def persona_layer(blueprint: Blueprint, *, example: bool) -> dict[str, Any]:
+    """What persona templates see of the buddy's sections (``memory``, ``character``,
+    ``lore`` …), by key: a representative example (``buddy validate``, ``render``,
+    ``diff``), or a conversation's before anything is known. Read from the blueprint, so
+    a start from the cache needs no registry."""
+    return {
+        key: resolve(reference)(blueprint.sections[key], example)
+        for key, reference in blueprint.prompts
+        if key in blueprint.sections
+    }
 
 
 def __getattr__(name: str) -> Any:

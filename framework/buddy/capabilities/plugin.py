@@ -50,6 +50,7 @@ __all__ = [
     "obj",
     "pages",
     "panels",
+    "prompts",
     "register_module",
     "registry",
     "resolve",
@@ -189,6 +190,10 @@ class Section:
             the rendered part; ``""``: one JSON block.
         codes: The error codes its model's validators raise (``PydanticCustomError``
             types), reported as they are instead of ``invalid-value``.
+        prompt: ``module:function``, ``(value, example: bool) -> JSON data``: what persona
+            templates see of it under its key (``{{ memory.card }}``): with ``example``,
+            a fixed, representative one (``buddy validate`` and ``render`` show the prompt
+            with it); without, a conversation's before anything is known. ``""``: none.
     """
 
     key: str
@@ -199,6 +204,7 @@ class Section:
     markdown: str = ""
     codes: frozenset[str] = frozenset()
     default: str | None = None
+    prompt: str = ""
 
 
 class SectionContext(Protocol):
@@ -584,7 +590,8 @@ def _section_problems(section: Any) -> Iterator[str]:
         yield f"section: key {section.key!r} must match {_NAME.pattern}"
     elif section.key in RESERVED_SECTIONS:
         yield f"section: key {section.key!r} is the manifest's own"
-    for part in ("model", "compile", "render") + (("markdown",) if section.markdown else ()):
+    optional = tuple(p for p in ("markdown", "prompt") if getattr(section, p))
+    for part in ("model", "compile", "render", *optional):
         reference = getattr(section, part)
         if not _EXECUTE.match(reference):
             yield f"section ({section.key}): {part} {reference!r} must be 'module:attribute'"
@@ -663,6 +670,12 @@ def facades() -> tuple[tuple[str, str], ...]:
 def sections() -> tuple[Section, ...]:
     """Every registered manifest section, in registry order."""
     return tuple(c.section for c in registry() if c.section is not None)
+
+
+def prompts() -> tuple[tuple[str, str], ...]:
+    """``(section key, module:function)`` of every section persona templates see, in
+    registry order (compiled into each blueprint, as :func:`facades` are)."""
+    return tuple((s.key, s.prompt) for s in sections() if s.prompt)
 
 
 def declarative_uses() -> tuple[Uses, ...]:

@@ -129,6 +129,8 @@ class Blueprint:
             plugins, widget schemas, resources) — for reload and for review.
         facades: ``(attribute, module:Class)`` of each capability's part of the
             ``conversation`` object, from the registry at compile time.
+        prompts: ``(section key, module:function)`` of each section persona templates see
+            (:func:`buddy.capabilities.persona_layer`).
     """
 
     name: str
@@ -144,6 +146,7 @@ class Blueprint:
     files: tuple[Path, ...]
     sections: Mapping[str, Any] = field(default_factory=dict)
     facades: tuple[tuple[str, str], ...] = ()
+    prompts: tuple[tuple[str, str], ...] = ()
 
     @property
     def resources(self) -> tuple[Resource, ...]:

@@ -19,7 +19,7 @@ import jinja2
 from jinja2 import meta
 from pydantic import TypeAdapter, ValidationError
 
-from buddy.capabilities import declarative_uses, facades, resolve
+from buddy.capabilities import declarative_uses, facades, prompts, resolve
 from buddy.capabilities import sections as registered_sections
 from buddy.compile.blueprint import (
     Blueprint,
@@ -211,7 +211,7 @@ class _Compiler:
         model = self.model(profile, override) if not skip & {"model", "profiles"} else None
         if not skip & {"model", "profiles"}:
             self.model_rules()
-        persona = self.persona() if "persona" not in skip else None
+        persona = self.persona(sections) if "persona" not in skip else None
         if skip or self.issues or model is None or persona is None:
             return None
         self.files.update(p.resolve() for p in persona.files)
@@ -229,6 +229,7 @@ class _Compiler:
             files=tuple(sorted(self.files)),
             sections=sections,
             facades=facades(),
+            prompts=prompts(),
         )
 
     # ------------------------------------------------------------ model
@@ -285,16 +286,18 @@ class _Compiler:
 
     # ------------------------------------------------------------ persona
 
-    def persona(self) -> PersonaRenderer | None:
+    def persona(self, sections: Mapping[str, Any]) -> PersonaRenderer | None:
         p = self.manifest.persona
         ok = True
+        layered = prompts()
+        reserved = (*RESERVED_NAMES, *(key for key, _ in layered))
         for name in p.vars:
-            if name in RESERVED_NAMES:
+            if name in reserved:
                 self.error(
                     ("persona", "vars", name),
                     "reserved-var",
                     f"`{name}` is a reserved name in templates",
-                    f"the reserved names are {', '.join(RESERVED_NAMES)}; rename this var",
+                    f"the reserved names are {', '.join(reserved)}; rename this var",
                     key=True,
                 )
                 ok = False
@@ -326,9 +329,17 @@ class _Compiler:
             buddy={"name": m.name, "title": m.title or m.name, "description": m.description or ""},
         )
         failed = False
+        # Rendered with each section's representative example, as `buddy render` shows it.
+        layer = {
+            key: resolve(reference)(sections[key], True)
+            for key, reference in layered
+            if key in sections
+        }
         for kind in ("private", "group"):
             try:
-                renderer.render(kind=kind, conversation_id=f"example-{kind}", now=EXAMPLE_NOW)
+                renderer.render(
+                    kind=kind, conversation_id=f"example-{kind}", now=EXAMPLE_NOW, layer=layer
+                )
             except Exception as exc:  # any template failure is the author's to fix
                 self.template_issue(exc, renderer)
                 failed = True

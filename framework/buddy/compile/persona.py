@@ -448,13 +448,20 @@ class PersonaRenderer:
         return self.template or INLINE_NAME
 
     def context(
-        self, *, kind: str = "private", conversation_id: str = "", now: datetime | None = None
+        self,
+        *,
+        kind: str = "private",
+        conversation_id: str = "",
+        now: datetime | None = None,
+        layer: Mapping[str, Any] | None = None,
     ) -> dict[str, Any]:
-        """The names a template sees."""
+        """The names a template sees; ``layer``: what it sees of the buddy's sections
+        (:func:`buddy.capabilities.persona_layer`: ``memory``, ``character``, ``lore``)."""
         # Plain dicts (not the read-only views held here): error messages then name a
         # `dict object` rather than an implementation type.
         return {
             **self.variables,
+            **(layer or {}),
             "traits": dict(self.traits),
             "buddy": dict(self.buddy),
             "conversation": {"kind": kind, "id": conversation_id},
@@ -462,7 +469,12 @@ class PersonaRenderer:
         }
 
     def render(
-        self, *, kind: str = "private", conversation_id: str = "", now: datetime | None = None
+        self,
+        *,
+        kind: str = "private",
+        conversation_id: str = "",
+        now: datetime | None = None,
+        layer: Mapping[str, Any] | None = None,
     ) -> str:
         """The system prompt for a conversation of ``kind`` (``private`` or ``group``).
 
@@ -470,7 +482,8 @@ class PersonaRenderer:
             jinja2.TemplateError: The template failed (validation makes this unlikely).
         """
         template = self._env.get_template(self.name)
-        return template.render(self.context(kind=kind, conversation_id=conversation_id, now=now))
+        context = self.context(kind=kind, conversation_id=conversation_id, now=now, layer=layer)
+        return template.render(context)
 
     def templates(self) -> Iterator[str]:
         """Every template name on the search path (for "did you mean")."""

@@ -15,7 +15,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from buddy.capabilities import resolve, sections
+from buddy.capabilities import persona_layer, resolve, sections
 from buddy.compile.blueprint import Blueprint, DenyHook, HandlerRef, ModelSpec
 from buddy.compile.persona import EXAMPLE_NOW, find_project_root
 
@@ -103,7 +103,10 @@ def view(
         "model": _model(b.model),
         "conversation": {"kind": conversation, "now": moment.isoformat()},
         "system_prompt": b.persona.render(
-            kind=conversation, conversation_id=f"example-{conversation}", now=moment
+            kind=conversation,
+            conversation_id=f"example-{conversation}",
+            now=moment,
+            layer=persona_layer(b, example=True),
         ),
         "tools": tools,
         "hooks": {"before_tool_call": before, "after_tool_call": after},

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from buddy.capabilities import persona_layer
 from buddy.compile.blueprint import Blueprint
 from buddy.compile.compiler import check
 from buddy.compile.persona import EXAMPLE_NOW, find_project_root
@@ -234,10 +235,16 @@ def _compile(manifest: Path, side: Side) -> _Compiled:
         view=_view(blueprint, side),
         # The same conversation ids and instant as the rendered view.
         private_prompt=blueprint.persona.render(
-            kind="private", conversation_id="example-private", now=EXAMPLE_NOW
+            kind="private",
+            conversation_id="example-private",
+            now=EXAMPLE_NOW,
+            layer=persona_layer(blueprint, example=True),
         ),
         group_prompt=blueprint.persona.render(
-            kind="group", conversation_id="example-group", now=EXAMPLE_NOW
+            kind="group",
+            conversation_id="example-group",
+            now=EXAMPLE_NOW,
+            layer=persona_layer(blueprint, example=True),
         ),
         files=frozenset(_key(f, side) for f in blueprint.files),
     )

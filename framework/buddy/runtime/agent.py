@@ -13,6 +13,7 @@ import itertools
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from buddy.capabilities import persona_layer
 from buddy.compile.blueprint import Blueprint
 from buddy.errors import PlatformError
 from buddy.models.base import Message, Model
@@ -147,7 +148,13 @@ class Agent:
         """One turn: the user says ``text``; returns the outcome (``.reply``, ``.steps`` …)."""
         conversation = self.conversation if self.keep_history else self._conversation()
         conversation.turn = TurnState()
-        system = self.blueprint.persona.render(kind="private", conversation_id=conversation.id)
+        # Live memory, state and lore come with the companion runtime; until then the
+        # templates see each section as a conversation's before anything is known.
+        system = self.blueprint.persona.render(
+            kind="private",
+            conversation_id=conversation.id,
+            layer=persona_layer(self.blueprint, example=False),
+        )
         history = self.history if self.keep_history else []
         outcome = await self.loop.run(
             system, history, Message("user", text), conversation, on_event

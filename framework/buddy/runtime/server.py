@@ -29,7 +29,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from buddy.capabilities import EventKind, event_kinds, resolve, start
+from buddy.capabilities import EventKind, event_kinds, persona_layer, resolve, start
 from buddy.compile.blueprint import Blueprint
 from buddy.errors import PlatformError, SupersededError
 from buddy.models.base import Message, Model, ToolCall
@@ -437,7 +437,9 @@ class BuddyServer:
     def _system(self, session: _Session, kind: EventKind | None) -> str:
         conversation = session.conversation
         prompt = self.buddy.blueprint.persona.render(
-            kind=conversation.kind, conversation_id=conversation.id
+            kind=conversation.kind,
+            conversation_id=conversation.id,
+            layer=persona_layer(self.buddy.blueprint, example=False),
         )
         if session.summary:
             prompt += f"\n\n## 之前聊过的内容（摘要）\n{session.summary}"

@@ -13,5 +13,6 @@ CAPABILITY = Capability(
         compile="buddy.capabilities.character.compile:compile_character",
         render="buddy.capabilities.character.render:render_character",
         heading="Character",
+        prompt="buddy.capabilities.character.prompt:prompt",
     ),
 )

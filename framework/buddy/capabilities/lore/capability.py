@@ -14,5 +14,6 @@ CAPABILITY = Capability(
         render="buddy.capabilities.lore.render:render_lore",
         heading="Lore books ({count})",
         markdown="buddy.capabilities.lore.render:markdown_lore",
+        prompt="buddy.capabilities.lore.prompt:prompt",
     ),
 )

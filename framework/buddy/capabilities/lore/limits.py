@@ -10,6 +10,7 @@ __all__ = [
     "KEY_CHARS",
     "ORDER_DEFAULT",
     "PATTERN_CHARS",
+    "PROMPT_CHARS",
     "SCAN_MESSAGES",
     "SCAN_TEXT_CHARS",
     "TURNS_MAX",
@@ -30,5 +31,7 @@ SCAN_MESSAGES = (4, 1, 20)
 SCAN_TEXT_CHARS = 2000
 #: Sticky and cooldown, in turns, at most.
 TURNS_MAX = 50
+#: What lore adds to one prompt at most (characters).
+PROMPT_CHARS = 2000
 #: An entry's order when none is given (lower goes first into the prompt).
 ORDER_DEFAULT = 100

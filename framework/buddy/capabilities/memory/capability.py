@@ -23,6 +23,7 @@ CAPABILITY = Capability(
         render="buddy.capabilities.memory.render:render_memory",
         heading="Memory",
         markdown="buddy.capabilities.memory.render:markdown_memory",
+        prompt="buddy.capabilities.memory.prompt:prompt",
     ),
     uses=(
         Uses(
