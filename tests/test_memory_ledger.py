@@ -4,6 +4,7 @@ message with repayment conservation — eviction within the share, and the store
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from typing import Any
 
@@ -208,3 +209,48 @@ def test_a_fact_key_is_a_valid_reserved_memory_key(memory: AutoMemory) -> None:
     assert key.startswith("auto:debt:") and len(key) <= MEMORY_KEY_CHARS
     assert memory_key_refusal(key) is None
     assert fact_key(spec, _debt(9).slots) == key  # the value does not name the fact
+
+
+# ---------------------------------------------------------------- the reserved keys
+
+TOOLS = """\
+tools:
+  - name: remember
+    uses: memory.write
+    description: 记一件事
+    key: "{{ key }}"
+    text: "{{ text }}"
+  - name: forget
+    uses: memory.delete
+    description: 忘掉
+    key: "{{ key }}"
+  - name: recall
+    uses: memory.list
+    description: 看看记了什么
+"""
+
+
+@pytest.mark.anyio
+async def test_the_memory_tools_cannot_touch_automatic_memory(write: Write) -> None:
+    from buddy.testing import TestModel, call
+
+    blueprint = buddy.load(write({"buddy.yaml": MINIMAL + TOOLS}))
+    model = TestModel(
+        [
+            call("remember", {"key": "auto:nickname:x", "text": "假的"}),
+            call("forget", {"key": "auto:nickname:x"}),
+            call("remember", {"key": "口味", "text": "爱吃辣"}),
+            call("recall", {}),
+            "好。",
+        ]
+    )
+    async with buddy.Agent(blueprint, model) as agent:
+        await agent.conversation.memory.write_reserved("auto:nickname:x", "{}")  # the layer may
+        outcome = await agent.run("记一下")
+        entries = await agent.conversation.memory.list()
+    results = [m.content for m in model.requests[-1].messages if m.role == "tool"]
+    assert results[0].startswith("「auto:」开头的记忆由自动记忆管理，不能用工具写")
+    assert results[1].startswith("「auto:」开头的记忆由自动记忆管理，不能用工具删")
+    assert json.loads(results[3]) == [{"key": "口味", "text": "爱吃辣"}]  # auto: entries not listed
+    assert [e["key"] for e in entries] == ["auto:nickname:x", "口味"]  # nothing of it was lost
+    assert outcome.reply == "好。"

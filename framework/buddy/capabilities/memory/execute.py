@@ -27,11 +27,17 @@ async def delete(rendered: Mapping[str, str], c: RuntimeConversation) -> ToolRes
 
 async def list_entries(rendered: Mapping[str, str], c: RuntimeConversation) -> ToolResult | None:
     """``uses: memory.list``: the entries under the prefix as JSON — or, with a ``reply``
-    template, that reply."""
+    template, that reply. Automatic memory's ``auto:`` entries are not listed: the model
+    reads them as the person card."""
+    from buddy.capabilities.memory.limits import AUTO_KEY_PREFIX
     from buddy.runtime.tools import json_result
 
     prefix = rendered.get("prefix", "")
-    entries = [e for e in await c.memory.list() if str(e["key"]).startswith(prefix)]
+    entries = [
+        e
+        for e in await c.memory.list()
+        if str(e["key"]).startswith(prefix) and not str(e["key"]).startswith(AUTO_KEY_PREFIX)
+    ]
     if "reply" in rendered:
         return None
     return json_result([{"key": e["key"], "text": e["text"]} for e in entries])
