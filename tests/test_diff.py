@@ -538,3 +538,54 @@ def test_all_names_exist(name: str) -> None:
     module = importlib.import_module(name)
     for member in module.__all__:
         assert hasattr(module, member), f"{name}.{member}"
+
+
+# ---------------------------------------------------------------- the companion layer
+
+
+def test_a_changed_trait_number_shows_in_the_prompt_and_the_character_section(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    manifest = (
+        "name: mood\nmodel: test\npersona:\n  prompt: 气{{ character.anger }} 信任{{ character.trust }}\n"
+        "  traits: traits/t.yaml\ncharacter: true\n"
+    )
+    for side in ("old", "new"):
+        _buddy(tmp_path / side, "mood", manifest)
+        (tmp_path / side / "mood" / "traits").mkdir()
+        (tmp_path / side / "mood" / "traits" / "t.yaml").write_text("trust_damage: 1.0\n", "utf-8")
+    (tmp_path / "new" / "mood" / "traits" / "t.yaml").write_text("trust_damage: 0.5\n", "utf-8")
+    code, out, _ = _run(
+        ["diff", str(tmp_path / "old"), str(tmp_path / "new"), "--exit-code"], capsys
+    )
+    assert code == 1
+    assert "changed files it depends on: mood/traits/t.yaml" in out
+    # the example mood (just after a sharp remark) costs half the trust now
+    assert "-气0.35 信任0.2\n+气0.35 信任0.35\n" in out
+    assert '-      "value": 1.0,\n+      "value": 0.5,\n' in out
+
+
+def test_a_changed_relation_spec_shows_in_every_buddy_using_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = (
+        "relation: mood\nversion: 1\ntitle: 心情\nnote: n\nrisk: R0\n"
+        "slots:\n  subject: { type: party, required: true }\n  value: { type: text, required: true }\n"
+        "value: value\nconflict: last_write_wins\n"
+    )
+    for side in ("old", "new"):
+        root = tmp_path / side
+        for name in ("one", "two"):
+            _buddy(
+                root,
+                name,
+                f"name: {name}\nmodel: test\npersona:\n  prompt: hi\nmemory:\n  relations: [mood]\n",
+            )
+        (root / "personas" / "relations").mkdir(parents=True)
+        (root / "personas" / "relations" / "mood.yaml").write_text(spec, "utf-8")
+        (root / ".git").mkdir()
+    _edit(tmp_path / "new" / "personas" / "relations" / "mood.yaml", "last_write_wins", "dispute")
+    code, out, _ = _run(["diff", str(tmp_path / "old"), str(tmp_path / "new")], capsys)
+    assert code == 0
+    assert out.count('-  "conflict": "last_write_wins",\n+  "conflict": "dispute",\n') == 2
+    assert "2 buddies compared: 2 changed" in out
