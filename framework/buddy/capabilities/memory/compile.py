@@ -148,12 +148,12 @@ def _compiled(spec: RelationFile, file: Path) -> RelationSpec:
     key = spec.key if spec.key is not None else [n for n, s in spec.slots.items() if s.required]
     slots = tuple(
         SlotSpec(
-            name,
-            slot.type,
-            slot.required,
-            slot.title or name,
-            slot.max_chars,
-            tuple(slot.choices or ()),
+            name=name,
+            type=slot.type,
+            required=slot.required,
+            title=slot.title or name,
+            max_chars=slot.max_chars,
+            choices=tuple(slot.choices or ()),
         )
         for name, slot in spec.slots.items()
     )

@@ -165,7 +165,13 @@ def apply(
         waiting = sum(1 for e in book.values() if e.proposed is not None)
         if waiting >= memory.asks:
             return book, Outcome("refused", key, f"{waiting} facts await confirmation already")
-        base = old or Entry(fact.relation, dict(fact.slots), None, "proposed", now)
+        base = old or Entry(
+            relation=fact.relation,
+            slots=dict(fact.slots),
+            value=None,
+            status="proposed",
+            updated=now,
+        )
         book[key] = replace(
             base,
             proposed=amount,
@@ -195,25 +201,39 @@ def _keep(
         if problem:
             return book, Outcome("refused", key, problem)
         book[key] = Entry(
-            fact.relation, dict(fact.slots), value, "kept", now, expires, None, (), repaid,
-            _seen(old, message) if old else (message,),
-        )  # fmt: skip
+            relation=fact.relation,
+            slots=dict(fact.slots),
+            value=value,
+            status="kept",
+            updated=now,
+            expires=expires,
+            repaid=repaid,
+            messages=_seen(old, message) if old else (message,),
+        )
         return book, Outcome("kept", key)
     if spec.effect == "delta":
         value, repaid, problem = _add(spec, old.value, amount, old.repaid)
         if problem and spec.conservation == "repayment" and amount < 0:
             disputed = replace(
-                old, status="disputed", claims=(*old.claims, amount), updated=now,
+                old,
+                status="disputed",
+                claims=(*old.claims, amount),
+                updated=now,
                 messages=_seen(old, message),
-            )  # fmt: skip
+            )
             book[key] = disputed
             return book, Outcome("disputed", key, problem)
         if problem:
             return book, Outcome("refused", key, problem)
         book[key] = replace(
-            old, value=value, repaid=repaid, updated=now, expires=expires,
-            messages=_seen(old, message), slots={**old.slots, **fact.slots, spec.value: value},
-        )  # fmt: skip
+            old,
+            value=value,
+            repaid=repaid,
+            updated=now,
+            expires=expires,
+            messages=_seen(old, message),
+            slots={**old.slots, **fact.slots, spec.value: value},
+        )
         return book, Outcome("updated", key)
     if old.value == amount:
         book[key] = replace(old, updated=now, expires=expires, messages=_seen(old, message))
@@ -222,14 +242,23 @@ def _keep(
         return book, Outcome("unchanged", key, "the first value is kept")
     if spec.conflict == "dispute":
         book[key] = replace(
-            old, status="disputed", claims=(*old.claims, amount), updated=now,
+            old,
+            status="disputed",
+            claims=(*old.claims, amount),
+            updated=now,
             messages=_seen(old, message),
-        )  # fmt: skip
+        )
         return book, Outcome("disputed", key)
     book[key] = replace(
-        old, value=amount, slots=dict(fact.slots), status="kept", claims=(), updated=now,
-        expires=expires, messages=_seen(old, message),
-    )  # fmt: skip
+        old,
+        value=amount,
+        slots=dict(fact.slots),
+        status="kept",
+        claims=(),
+        updated=now,
+        expires=expires,
+        messages=_seen(old, message),
+    )
     return book, Outcome("updated", key)
 
 
