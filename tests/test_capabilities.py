@@ -137,11 +137,6 @@ def _core_files() -> Iterator[Path]:
                 yield path
 
 
-# A tool named in a core module's text on purpose: the starter manifest `buddy init` writes
-# lists one platform tool as an example for its author to keep or replace.
-TOOLS_IN_CORE_TEXT = {"cli/init.py: ask_question"}
-
-
 def test_the_core_names_no_capabilitys_tool() -> None:
     # A tool name anywhere in a core module's code strings (docstrings left out) means its
     # logic or its wording is there too (the playground reads which tools carry user data
@@ -153,7 +148,7 @@ def test_the_core_names_no_capabilitys_tool() -> None:
         where = path.relative_to(FRAMEWORK).as_posix()
         texts = _code_strings(path) if path.suffix == ".py" else [path.read_text("utf-8")]
         named |= {f"{where}: {m.group(1)}" for text in texts for m in word.finditer(text)}
-    assert named == TOOLS_IN_CORE_TEXT
+    assert named == set()  # buddy init's example tool comes from the registry
 
 
 def _platform_names() -> tuple[set[str], set[str]]:

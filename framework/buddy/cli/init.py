@@ -97,11 +97,19 @@ def manifest_text(name: str, directory: Path, persona: str | None = None) -> str
         + "# Platform tools by name, custom tools with a Python body, declarative ones:\n"
         + "# see docs/manifest.md.\n"
         + "tools:\n"
-        + "  - ask_question\n"
+        + f"  - {_starter_tool()}\n"
         + "\n"
         + "profiles:\n"
         + "  ci: { model: test }   # `--profile ci`: the scripted test model\n"
     )
+
+
+def _starter_tool() -> str:
+    """The platform tool a new buddy lists as an example: the first registered one (the
+    question card, from the first built-in capability), so this file names no tool."""
+    from buddy.capabilities import registry
+
+    return registry().tool_names()[0]
 
 
 def scenario_text(name: str, directory: Path) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import types
 import typing
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
@@ -18,7 +18,7 @@ from buddy.errors import Issue
 from buddy.manifest.schema import custom_codes, did_you_mean
 from buddy.manifest.yamlio import Document, Loc, YamlPath, format_path
 
-__all__ = ["error_code", "issue_at", "issues_from_validation", "loc_of"]
+__all__ = ["error_code", "issue_at", "issues_from_validation", "loc_of", "validated"]
 
 _CODES = {
     "missing": "missing-key",
@@ -301,3 +301,15 @@ def _literal_values(model: type[BaseModel]) -> list[str]:
     if field is None:
         return []
     return [str(v) for v in typing.get_args(field.annotation)]
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def validated(doc: Document, model: type[M], code: str) -> tuple[M | None, list[Issue]]:
+    """``doc``'s data as ``model`` — or ``None`` and every problem located in the file,
+    all under ``code`` (one kind of file's problems share one code)."""
+    try:
+        return model.model_validate(doc.data), []
+    except ValidationError as exc:
+        return None, [i.coded(code) for i in issues_from_validation(doc, exc, model)]

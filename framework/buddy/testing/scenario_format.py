@@ -269,17 +269,17 @@ class CoreStep(Strict):
 def step_model() -> type[CoreStep]:
     """A step's model: the format's own keys, each registered capability's actions, and
     ``expect:`` with every registered expectation (:func:`expect_model`)."""
-    return _composed_step(step_actions(), step_expects())
+    return _composed_step(step_actions(), expect_model())
 
 
 @cache
-def _composed_step(found: tuple[StepAction, ...], _expects: tuple[Any, ...]) -> type[CoreStep]:
+def _composed_step(found: tuple[StepAction, ...], expect: type[CoreExpect]) -> type[CoreStep]:
     fields: dict[str, Any] = {
         a.key: (resolve(a.model) | None, Field(default=None, description=a.description))
         for a in found
     }
     fields["expect"] = (
-        expect_model() | None,
+        expect | None,
         Field(default=None, description="What must hold after the step."),
     )
     model: type[CoreStep] = create_model(

@@ -6,14 +6,12 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from pydantic import ValidationError
-
 from buddy.capabilities.lore.compiled import Lore, LoreEntry
 from buddy.capabilities.lore.limits import ENTRIES_MAX
 from buddy.capabilities.lore.manifest import LoreBookFile
 from buddy.compile.project import searched
 from buddy.errors import Issue
-from buddy.manifest.locate import issue_at, issues_from_validation
+from buddy.manifest.locate import issue_at, validated
 from buddy.manifest.yamlio import load_document
 
 if TYPE_CHECKING:
@@ -43,11 +41,10 @@ def compile_lore(context: SectionContext) -> Lore | None:
         if isinstance(doc, Issue):
             context.report(doc.coded("lore-book") if doc.code == "yaml-not-mapping" else doc)
             continue
-        try:
-            book = LoreBookFile.model_validate(doc.data)
-        except ValidationError as exc:
-            for issue in issues_from_validation(doc, exc, LoreBookFile):
-                context.report(issue.coded("lore-book"))
+        book, issues = validated(doc, LoreBookFile, "lore-book")
+        for issue in issues:
+            context.report(issue)
+        if book is None:
             continue
         problems = False
         names: dict[str, int] = {}

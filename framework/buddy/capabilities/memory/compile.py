@@ -12,8 +12,6 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import ValidationError
-
 from buddy.capabilities.memory.compiled import AutoMemory, RelationSpec, SlotSpec
 from buddy.capabilities.memory.manifest import MemorySection
 from buddy.capabilities.memory.relations import (
@@ -22,7 +20,7 @@ from buddy.capabilities.memory.relations import (
     relation_problems,
 )
 from buddy.errors import Issue
-from buddy.manifest.locate import issue_at, issues_from_validation
+from buddy.manifest.locate import issue_at, validated
 from buddy.manifest.schema import did_you_mean, duration_seconds
 from buddy.manifest.yamlio import load_document
 
@@ -130,11 +128,10 @@ def _relation(context: SectionContext, index: int, reference: str) -> RelationSp
             doc = Issue.of_file(shown, "relation-spec", "a relation spec is a mapping")
         context.report(doc)
         return None
-    try:
-        parsed = RelationFile.model_validate(doc.data)
-    except ValidationError as exc:
-        for issue in issues_from_validation(doc, exc, RelationFile):
-            context.report(issue.coded("relation-spec"))
+    parsed, issues = validated(doc, RelationFile, "relation-spec")
+    for issue in issues:
+        context.report(issue)
+    if parsed is None:
         return None
     problems = list(relation_problems(parsed))
     for where, message in problems:

@@ -9,14 +9,12 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pydantic import ValidationError
-
 from buddy.capabilities.widgets.compiled import WidgetModule, WidgetType
 from buddy.capabilities.widgets.limits import WIDGET_ID_PATTERN
 from buddy.capabilities.widgets.manifest import WidgetSchemaFile
 from buddy.compile.project import searched
 from buddy.errors import Issue
-from buddy.manifest.locate import issue_at, issues_from_validation
+from buddy.manifest.locate import issue_at, validated
 from buddy.manifest.schema import canonical_json, schema_problem
 from buddy.manifest.yamlio import YamlPath, load_json
 
@@ -81,11 +79,10 @@ def _widget(context: SectionContext, folder: Path) -> WidgetType | None:
     if isinstance(doc, Issue):
         context.report(doc)
         return None
-    try:
-        parsed = WidgetSchemaFile.model_validate(doc.data)
-    except ValidationError as exc:
-        for issue in issues_from_validation(doc, exc, WidgetSchemaFile):
-            context.report(issue.coded("widget-schema"))
+    parsed, issues = validated(doc, WidgetSchemaFile, "widget-schema")
+    for issue in issues:
+        context.report(issue)
+    if parsed is None:
         return None
     modules: list[WidgetModule] = []
     for name, module in parsed.modules.items():
