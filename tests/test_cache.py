@@ -236,14 +236,26 @@ def test_a_project_too_large_to_fingerprint_always_compiles(
     assert compiles.count == (1 if cached else 2)
 
 
-def test_a_cached_start_imports_no_loader_or_network_stack(manifest: Path) -> None:
+COMPANION = {
+    "buddy.yaml": "name: c\nmodel: test\npersona:\n  prompt: hi\n"
+    "memory:\n  auto: true\n  relations: [nickname]\ncharacter: traits/t.yaml\n",
+    "traits/t.yaml": "name: t\nanger_sensitivity: 1.2\n",
+}
+
+
+@pytest.mark.parametrize("files", ["plain", "companion"])
+def test_a_cached_start_imports_no_loader_or_network_stack(write: Write, files: str) -> None:
     """``buddy.load`` from the cache plus ``buddy.Agent`` import neither the loader's
-    dependencies nor an HTTP client: that is what makes a restart fast."""
+    dependencies nor an HTTP client: that is what makes a restart fast — also for a
+    buddy with the companion layer, whose runtime is standard library."""
+    manifest = write(FILES if files == "plain" else COMPANION)
     heavy = ("pydantic", "yaml", "httpx", "websockets", "jsonschema", "buddy.manifest")
     code = (
         "import sys, buddy\n"
-        f"buddy.load({str(manifest)!r})\n"
+        "from buddy.models.testing import TestModel\n"
+        f"blueprint = buddy.load({str(manifest)!r})\n"
         "from buddy.runtime.agent import Agent\n"
+        "assert len(Agent(blueprint, TestModel()).layers) == (1 if 'memory' in blueprint.sections else 0)\n"
         f"print(sorted(m for m in sys.modules if m.split('.')[0] in {heavy!r}"
         f" or m.startswith('buddy.manifest')))"
     )

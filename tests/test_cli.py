@@ -24,7 +24,7 @@ persona:
 
 def test_validate_examples_exit_0(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["validate", str(REPO / "manifests")]) == 0
-    assert "2 buddies valid" in capsys.readouterr().err
+    assert "3 buddies valid" in capsys.readouterr().err
 
 
 def test_validate_text_reports_every_problem(

@@ -75,7 +75,8 @@ async def test_a_template_using_the_layer_validates_renders_and_runs(write: Writ
     shown = view(blueprint)["system_prompt"]
     assert "记得：- 称呼：小鱼" in shown and "气：0.35" in shown and "设定：山上不许御剑。" in shown
     model = TestModel(["好。"])
-    outcome = await buddy.Agent(blueprint, model).run("你好")
+    extractor = TestModel(['{"facts": []}'])  # the layer's own model, not the buddy's
+    outcome = await buddy.Agent(blueprint, model, layer_model=extractor).run("你好")
     assert outcome.reply == "好。"
     assert model.requests[0].system == "记得： 气：0.0 设定：山上不许御剑。\n"
 

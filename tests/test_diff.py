@@ -190,7 +190,7 @@ def test_copies_inside_one_project_compare_equal(
     )
     assert (code, out) == (
         0,
-        f"buddy diff {tmp_path}/old -> {tmp_path}/new: no changes: 2 buddies compared, every compiled "
+        f"buddy diff {tmp_path}/old -> {tmp_path}/new: no changes: 3 buddies compared, every compiled "
         "view is the same\n",
     )
     _edit(tmp_path / "new" / "personas" / "coach.md.j2", "陪他练", "陪他练、督促他")
@@ -385,7 +385,7 @@ def test_git_without_changes(repo: Path, capsys: pytest.CaptureFixture[str]) -> 
     code, out, _ = _run(["diff", "--git", "HEAD", "--exit-code"], capsys)
     assert (code, out) == (
         0,
-        "buddy diff HEAD -> work tree: no changes: 3 buddies compared, every compiled view "
+        "buddy diff HEAD -> work tree: no changes: 4 buddies compared, every compiled view "
         "is the same\n",
     )
     assert list((repo.parent / "tmp").iterdir()) == []  # the checkout is gone
@@ -398,10 +398,11 @@ def test_git_shared_template_change_lists_exactly_its_users(
     _edit(repo / "manifests/personas/companion.md.j2", "不是客服", "不是客服机器人")
     code, out, _ = _run(["diff", "--git", "HEAD", "--exit-code"], capsys)
     assert code == 1
-    assert "3 buddies compared: 2 changed" in out
+    assert "4 buddies compared: 3 changed" in out
     assert (
         "changed shared files (and the buddies that depend on them):\n"
-        "  manifests/personas/companion.md.j2: manifests/aunt-tu, manifests/cardio\n"
+        "  manifests/personas/companion.md.j2: manifests/aunt-tu, manifests/cardio, "
+        "manifests/xiaoman\n"
     ) in out
     assert "=== manifests/aunt-tu: changed (+1 -1)" in out
     assert "=== manifests/cardio: changed (+1 -1)" in out
@@ -483,7 +484,7 @@ def test_git_added_removed_and_broken(repo: Path, capsys: pytest.CaptureFixture[
     _edit(repo / "manifests/plain/buddy.yaml", "  prompt:", "  style: warm\n  prompt:")
     code, out, _ = _run(["diff", "--git", "HEAD"], capsys)
     assert code == 0
-    assert "4 buddies compared: 1 changed, 1 added, 1 removed" in out
+    assert "5 buddies compared: 1 changed, 1 added, 1 removed" in out
     assert "=== manifests/cardio: removed" in out
     assert "=== manifests/fresh: added" in out
     assert "=== manifests/plain: now invalid (1 problem)" in out

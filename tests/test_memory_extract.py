@@ -14,6 +14,7 @@ from buddy.capabilities.memory.extract import (
     FACTS_MAX,
     TEXT_CHARS,
     Fact,
+    chinese_number,
     extractor_prompt,
     from_model,
     from_patterns,
@@ -58,6 +59,15 @@ def memory(write: Write) -> AutoMemory:
             ),
         ),
         ("我们家3口人", Fact("household", {"subject": "user", "people": 3}, "asserted", "pattern")),
+        (
+            "我们家三口人",
+            Fact("household", {"subject": "user", "people": 3}, "asserted", "pattern"),
+        ),
+        ("我家两口人", Fact("household", {"subject": "user", "people": 2}, "asserted", "pattern")),
+        (
+            "我家十二口人",
+            Fact("household", {"subject": "user", "people": 12}, "asserted", "pattern"),
+        ),
     ],
 )
 def test_the_shipped_patterns_need_no_model(memory: AutoMemory, text: str, fact: Fact) -> None:
@@ -69,6 +79,19 @@ def test_the_shipped_patterns_need_no_model(memory: AutoMemory, text: str, fact:
 )
 def test_what_the_patterns_do_not_take(memory: AutoMemory, text: str) -> None:
     assert from_patterns(memory, text).facts == ()
+
+
+@pytest.mark.parametrize(
+    ("text", "number"),
+    [("零", 0), ("三", 3), ("两", 2), ("十", 10), ("十二", 12), ("二十", 20), ("九十九", 99)],
+)
+def test_chinese_numerals_up_to_ninety_nine(text: str, number: int) -> None:
+    assert chinese_number(text) == number
+
+
+@pytest.mark.parametrize("text", ["", "百", "一百", "十十", "两十", "二十两", "三四", "十二三"])
+def test_what_is_not_a_chinese_numeral_we_read(text: str) -> None:
+    assert chinese_number(text) is None
 
 
 FISH = """\

@@ -19,7 +19,7 @@ from buddy.compile.render import render_json, render_markdown
 from tests.conftest import REPO
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
-EXAMPLES = ["aunt-tu", "cardio"]
+EXAMPLES = ["aunt-tu", "cardio", "xiaoman"]
 CASES = [
     (b, kind, fmt) for b in EXAMPLES for kind in ("private", "group") for fmt in ("md", "json")
 ]

@@ -35,7 +35,8 @@ pytestmark = pytest.mark.anyio
 
 AUNT = buddy.load(REPO / "manifests" / "aunt-tu")
 CARDIO = buddy.load(REPO / "manifests" / "cardio")
-BLUEPRINTS = {"aunt-tu": AUNT, "cardio": CARDIO}
+XIAOMAN = buddy.load(REPO / "manifests" / "xiaoman")
+BLUEPRINTS = {"aunt-tu": AUNT, "cardio": CARDIO, "xiaoman": XIAOMAN}
 EXAMPLES = sorted((REPO / "manifests").glob("*/tests/*.yaml"))
 DOC = (REPO / "docs" / "testing.md").read_text(encoding="utf-8")
 SCHEMA = json.loads((REPO / "docs" / "scenario.schema.json").read_text(encoding="utf-8"))

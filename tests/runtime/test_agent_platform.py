@@ -113,7 +113,7 @@ def test_a_run_that_never_calls_the_platform_builds_none(tmp_path: Path) -> None
     code = (
         "import asyncio, sys, buddy\n"
         "from buddy.testing import TestModel\n"
-        f"agent = buddy.Agent(buddy.load({str(REPO / 'manifests' / 'cardio')!r}), TestModel(['嗨']))\n"
+        f"agent = buddy.Agent(buddy.load({str(REPO / 'bench' / 'workload')!r}), TestModel(['嗨']))\n"
         "print(asyncio.run(agent.run('你好')).reply)\n"
         "print(sorted(m for m in ('fastapi', 'starlette', 'buddy.platform.dev.app') if m in sys.modules))\n"
     )

@@ -78,6 +78,7 @@ if TYPE_CHECKING:
         declarative_uses,
         event_kinds,
         facades,
+        layers,
         obj,
         pages,
         panels,
@@ -89,7 +90,10 @@ if TYPE_CHECKING:
         step_actions,
         step_expects,
     )
+    from buddy.capabilities.turn import Layer
     from buddy.compile.blueprint import Blueprint
+    from buddy.models.base import Model
+    from buddy.platform.api import PlatformClient
 
 __all__ = [
     "AUTOLOAD_OFF",
@@ -109,10 +113,12 @@ __all__ = [
     "StepExpect",
     "ToolContext",
     "Uses",
+    "conversation_layers",
     "data_tools",
     "declarative_uses",
     "event_kinds",
     "facades",
+    "layers",
     "obj",
     "pages",
     "panels",
@@ -146,6 +152,16 @@ def persona_layer(blueprint: Blueprint, *, example: bool) -> dict[str, Any]:
         for key, reference in blueprint.prompts
         if key in blueprint.sections
     }
+
+
+def conversation_layers(
+    blueprint: Blueprint, client: PlatformClient, model: Model, layer_model: Model | None
+) -> tuple[Layer, ...]:
+    """The conversation layers of the buddy's capabilities (``Capability.layer``) that it
+    declares something for, made for one running buddy. Read from the blueprint, so a
+    start from the cache needs no registry."""
+    made = (resolve(r)(blueprint, client, model, layer_model) for r in blueprint.layers)
+    return tuple(layer for layer in made if layer is not None)
 
 
 def __getattr__(name: str) -> Any:

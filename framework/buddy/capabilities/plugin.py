@@ -8,7 +8,7 @@ import copy
 import importlib
 import os
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from types import ModuleType
@@ -340,6 +340,9 @@ class StepAction:
         check: ``module:function``, ``(value, path, check: buddy.testing.parts.StepCheck)
             -> None``: the rules that need the scenario or the buddy (``""``: none).
         turn: It can start a turn, so the step may script ``model:`` responses.
+        modifies: It goes with the step's action instead of being one (``extract:``
+            scripts what the turn that action starts will get): a step may have it
+            besides its action, which must start a turn; it runs just before it.
     """
 
     key: str
@@ -348,6 +351,7 @@ class StepAction:
     run: str
     check: str = ""
     turn: bool = False
+    modifies: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -409,6 +413,14 @@ class Capability:
             platform; ``""`` for none.
         actions: Its step actions in scenario files.
         expects: Its ``expect:`` keys in scenario files.
+        layer: ``module:function`` of its conversation layer: ``(blueprint, client, model,
+            layer_model) -> layer | None``, made once per running buddy (``None``: the
+            buddy declares nothing it acts on); compiled into the buddies that have its
+            section (capabilities that share one layer name the same function: it is
+            made once). A layer takes part in every turn
+            (:class:`buddy.capabilities.turn.Layer`): it hears each event before the
+            turn, gives persona templates their live context and the system prompt its
+            part, and hears each committed turn. ``""`` for none.
     """
 
     name: str
@@ -425,6 +437,7 @@ class Capability:
     uses: tuple[Uses, ...] = ()
     actions: tuple[StepAction, ...] = ()
     expects: tuple[StepExpect, ...] = ()
+    layer: str = ""
 
 
 @dataclass
@@ -522,7 +535,7 @@ def _tool_problems(tools: tuple[Any, ...]) -> Iterator[str]:
 
 
 def _part_problems(capability: Capability) -> Iterator[str]:
-    for part in ("startup", "playground"):
+    for part in ("startup", "playground", "layer"):
         reference = getattr(capability, part)
         if reference and not _EXECUTE.match(reference):
             yield f"{part} {reference!r} must be 'module:function'"
@@ -676,6 +689,14 @@ def prompts() -> tuple[tuple[str, str], ...]:
     """``(section key, module:function)`` of every section persona templates see, in
     registry order (compiled into each blueprint, as :func:`facades` are)."""
     return tuple((s.key, s.prompt) for s in sections() if s.prompt)
+
+
+def layers(present: Iterable[str]) -> tuple[str, ...]:
+    """``module:function`` of the conversation layers of the capabilities whose section
+    is among ``present`` (a blueprint's section keys), in registry order, each once."""
+    keys = set(present)
+    found = (c.layer for c in registry() if c.layer and c.section and c.section.key in keys)
+    return tuple(dict.fromkeys(found))
 
 
 def declarative_uses() -> tuple[Uses, ...]:

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from buddy.platform.api import PlatformClient
 
 if TYPE_CHECKING:
     from buddy.compile.blueprint import Blueprint
 
-__all__ = ["DATA_READ_REFUSAL", "Bound", "TurnState"]
+__all__ = ["DATA_READ_REFUSAL", "Bound", "Layer", "Layered", "TurnState"]
 
 #: What the model reads when a write is refused after a data read (``{what}``: 写记忆 …).
 DATA_READ_REFUSAL = (
@@ -75,3 +75,46 @@ class Bound:
     async def _call(self, method: str, path: str, body: Mapping[str, Any] | None = None) -> Any:
         """One protocol call for this conversation (``path`` under ``/internal/v1``)."""
         return await self.client.request(method, path, cid=self.cid, body=body)
+
+
+@dataclass(frozen=True, slots=True)
+class Layered:
+    """What a conversation layer gives one turn.
+
+    Attributes:
+        context: Persona template variables by section key (``memory``, ``character``,
+            ``lore``), replacing the blueprint's conversation-start ones.
+        prompt: Text appended to the system prompt (its own ``##`` section), or ``""``.
+    """
+
+    context: Mapping[str, Any] = field(default_factory=dict)
+    prompt: str = ""
+
+
+class Layer(Protocol):
+    """A capability's conversation layer (``Capability.layer``), driven by the runtime.
+
+    ``conversation`` is the runtime's conversation object, ``event`` the platform event
+    the turn answers (``type``, ``id``, ``payload``, ``created_at`` in platform seconds).
+    """
+
+    async def before(self, conversation: Any, event: Any) -> Layered:
+        """The turn is about to be built: take the event in, and answer what the turn's
+        prompt gets. Never raises; bounded in time by the layer's own settings."""
+        ...
+
+    async def after(self, conversation: Any, event: Any, turn: Mapping[str, Any]) -> None:
+        """The turn was committed (``turn``: what was committed). Never raises."""
+        ...
+
+    def closed(self, conversation_id: str) -> None:
+        """The runtime dropped the conversation's session (it may come back)."""
+        ...
+
+    async def settled(self) -> None:
+        """Wait until the layer's background work for every conversation is done."""
+        ...
+
+    async def close(self) -> None:
+        """Stop the layer's background work."""
+        ...

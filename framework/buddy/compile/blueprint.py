@@ -131,6 +131,8 @@ class Blueprint:
             ``conversation`` object, from the registry at compile time.
         prompts: ``(section key, module:function)`` of each section persona templates see
             (:func:`buddy.capabilities.persona_layer`).
+        layers: ``module:function`` of each capability's conversation layer
+            (``Capability.layer``), from the registry at compile time.
     """
 
     name: str
@@ -147,6 +149,7 @@ class Blueprint:
     sections: Mapping[str, Any] = field(default_factory=dict)
     facades: tuple[tuple[str, str], ...] = ()
     prompts: tuple[tuple[str, str], ...] = ()
+    layers: tuple[str, ...] = ()
 
     @property
     def resources(self) -> tuple[Resource, ...]:

@@ -19,7 +19,7 @@ import jinja2
 from jinja2 import meta
 from pydantic import TypeAdapter, ValidationError
 
-from buddy.capabilities import declarative_uses, facades, prompts, resolve
+from buddy.capabilities import declarative_uses, facades, layers, prompts, resolve
 from buddy.capabilities import sections as registered_sections
 from buddy.compile.blueprint import (
     Blueprint,
@@ -230,6 +230,7 @@ class _Compiler:
             sections=sections,
             facades=facades(),
             prompts=prompts(),
+            layers=layers(sections),
         )
 
     # ------------------------------------------------------------ model

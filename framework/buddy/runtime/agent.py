@@ -13,7 +13,8 @@ import itertools
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from buddy.capabilities import persona_layer
+from buddy.capabilities import conversation_layers, persona_layer
+from buddy.capabilities.turn import Layered
 from buddy.compile.blueprint import Blueprint
 from buddy.errors import PlatformError
 from buddy.models.base import Message, Model
@@ -108,17 +109,28 @@ class DetachedClient(PlatformClient):
 class Agent:
     """A buddy's turns in-process: persona, tools, hooks and model, no platform.
 
+    The companion layer (``memory:``, ``character:``, ``lore:``) runs as in a served
+    buddy, by the in-process platform's clock: each turn's message is extracted, the
+    turn waits for it within ``memory.wait_ms``, and the prompt gets the live card,
+    state and lore.
+
     Args:
         blueprint: From :func:`buddy.load`.
         model: The model to use (default: the one the blueprint names).
         keep_history: Whether turns see the earlier ones (one conversation), or each
             turn is a fresh conversation.
+        layer_model: The conversation layers' model (automatic memory's extractor).
     """
 
     _ids = itertools.count(1)
 
     def __init__(
-        self, blueprint: Blueprint, model: Model | None = None, *, keep_history: bool = True
+        self,
+        blueprint: Blueprint,
+        model: Model | None = None,
+        *,
+        keep_history: bool = True,
+        layer_model: Model | None = None,
     ) -> None:
         if model is None:
             from buddy.models.registry import resolve
@@ -127,6 +139,8 @@ class Agent:
         self.blueprint = blueprint
         self.client = DetachedClient(blueprint)
         self.loop = AgentLoop(model, build_tools(blueprint), HookRunner(blueprint))
+        self.layers = conversation_layers(blueprint, self.client, model, layer_model)
+        self._events = itertools.count(1)
         self.resources = Resources.load(blueprint.resources)
         self.keep_history = keep_history
         self.history: list[Message] = []
@@ -148,23 +162,50 @@ class Agent:
         """One turn: the user says ``text``; returns the outcome (``.reply``, ``.steps`` …)."""
         conversation = self.conversation if self.keep_history else self._conversation()
         conversation.turn = TurnState()
-        # Live memory, state and lore come with the companion runtime; until then the
-        # templates see each section as a conversation's before anything is known.
+        context = persona_layer(self.blueprint, example=False)
+        layered: list[Layered] = []
+        event = None
+        if self.layers:
+            from buddy.platform.protocol.events import Event
+
+            platform = await self.client.platform()
+            now = float((await platform.dev("GET", "/clock"))["time"])
+            event = Event(
+                id=f"{conversation.id}-{next(self._events)}",
+                type="message",
+                conversation_id=conversation.id,
+                payload={"text": text},
+                created_at=now,
+            )
+            layered = [await layer.before(conversation, event) for layer in self.layers]
+            for part in layered:
+                context.update(part.context)
         system = self.blueprint.persona.render(
-            kind="private",
-            conversation_id=conversation.id,
-            layer=persona_layer(self.blueprint, example=False),
+            kind="private", conversation_id=conversation.id, layer=context
         )
+        system += "".join(f"\n\n{part.prompt}" for part in layered if part.prompt)
         history = self.history if self.keep_history else []
         outcome = await self.loop.run(
             system, history, Message("user", text), conversation, on_event
         )
+        if event is not None:
+            turn = {"question": conversation.turn.question, "data_read": outcome.data_read}
+            for layer in self.layers:
+                await layer.after(conversation, event, turn)
         if self.keep_history:
             self.history.extend(outcome.messages)
         return outcome
 
+    async def settled(self) -> None:
+        """Wait until the conversation layers' background work is done (automatic
+        memory's extractions and writes)."""
+        for layer in self.layers:
+            await layer.settled()
+
     async def close(self) -> None:
-        """Close the in-process platform (its database is gone)."""
+        """Stop the layers' work and close the in-process platform (its database is gone)."""
+        for layer in self.layers:
+            await layer.close()
         await self.client.close()
 
     async def __aenter__(self) -> Agent:

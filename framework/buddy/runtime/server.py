@@ -29,7 +29,15 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from buddy.capabilities import EventKind, event_kinds, persona_layer, resolve, start
+from buddy.capabilities import (
+    EventKind,
+    conversation_layers,
+    event_kinds,
+    persona_layer,
+    resolve,
+    start,
+)
+from buddy.capabilities.turn import Layered
 from buddy.compile.blueprint import Blueprint
 from buddy.errors import PlatformError, SupersededError
 from buddy.models.base import Message, Model, ToolCall
@@ -134,14 +142,27 @@ def records_to_messages(records: Sequence[Mapping[str, Any]], *, group: bool) ->
 
 
 class Buddy:
-    """A compiled buddy bound to a platform and a model: what every conversation shares."""
+    """A compiled buddy bound to a platform and a model: what every conversation shares.
 
-    def __init__(self, blueprint: Blueprint, client: PlatformClient, model: Model) -> None:
+    Args:
+        layer_model: The model of the conversation layers' own requests (automatic
+            memory's extractor), instead of the one the manifest names.
+    """
+
+    def __init__(
+        self,
+        blueprint: Blueprint,
+        client: PlatformClient,
+        model: Model,
+        *,
+        layer_model: Model | None = None,
+    ) -> None:
         self.blueprint = blueprint
         self.client = client
         self.model = model
         self.resources = Resources.load(blueprint.resources)
         self.loop = AgentLoop(model, build_tools(blueprint), HookRunner(blueprint))
+        self.layers = conversation_layers(blueprint, client, model, layer_model)
 
     async def start(self) -> None:
         """Tell the platform what it must know of the buddy: every capability's start-up
@@ -264,6 +285,8 @@ class BuddyServer:
         await self._drain()
         if self._reader is not None and self._reader is not asyncio.current_task():
             self._reader.cancel()
+        for layer in self.buddy.layers:
+            await layer.close()
         await self.client.close()
         await self.buddy.model.aclose()
 
@@ -434,15 +457,17 @@ class BuddyServer:
         recent = list(records)[-KEEP_RECENT_TURNS * 3 :]
         session.history = records_to_messages(recent, group=session.group)
 
-    def _system(self, session: _Session, kind: EventKind | None) -> str:
+    def _system(self, session: _Session, kind: EventKind | None, layered: Sequence[Layered]) -> str:
         conversation = session.conversation
+        context = persona_layer(self.buddy.blueprint, example=False)
+        for part in layered:
+            context.update(part.context)
         prompt = self.buddy.blueprint.persona.render(
-            kind=conversation.kind,
-            conversation_id=conversation.id,
-            layer=persona_layer(self.buddy.blueprint, example=False),
+            kind=conversation.kind, conversation_id=conversation.id, layer=context
         )
         if session.summary:
             prompt += f"\n\n## 之前聊过的内容（摘要）\n{session.summary}"
+        prompt += "".join(f"\n\n{part.prompt}" for part in layered if part.prompt)
         if kind is not None and kind.prompt:
             prompt += resolve(kind.prompt)(self.buddy.blueprint)
         return prompt
@@ -465,8 +490,9 @@ class BuddyServer:
         conversation.turn = TurnState(proactive=unasked)
         listener = self.on_event
         emit = (lambda e: listener(conversation.id, e)) if listener is not None else None
+        layered = [await layer.before(conversation, event) for layer in self.buddy.layers]
         outcome = await self.buddy.loop.run(
-            self._system(session, kind),
+            self._system(session, kind, layered),
             session.history,
             self._user(session, event, kind),
             conversation,
@@ -490,6 +516,8 @@ class BuddyServer:
             "data_read": outcome.data_read,
         }
         committed = await self._commit(conversation.id, turn)
+        for layer in self.buddy.layers:
+            await layer.after(conversation, event, turn)
         status = committed.get("status")
         if status == "duplicate":
             # Committed before — by an attempt whose answer was lost, or by an earlier run
@@ -526,6 +554,8 @@ class BuddyServer:
         await self._compact(session)
         if self.sessions.get(cid) is session:
             del self.sessions[cid]
+            for layer in self.buddy.layers:
+                layer.closed(cid)
 
     async def _compact(self, session: _Session) -> None:
         """Summarise all but the recent turns into the platform's summary.

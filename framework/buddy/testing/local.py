@@ -184,14 +184,17 @@ async def running_buddy(
     *,
     on_event: Callable[[str, AgentEvent], None] | None = None,
     client: HttpPlatformClient | None = None,
+    layer_model: Model | None = None,
 ) -> AsyncIterator[BuddyServer]:
     """Run ``blueprint`` with ``model`` against ``platform`` until the block ends.
 
     ``client`` replaces the default one (``HttpPlatformClient(platform.url, token)`` with
-    quick reconnects), e.g. to try a shorter request timeout.
+    quick reconnects), e.g. to try a shorter request timeout; ``layer_model`` is the
+    conversation layers' model (automatic memory's extractor).
     """
     client = client or HttpPlatformClient(platform.url, token, backoff=Backoff(0.05, 0.5))
-    server = BuddyServer(Buddy(blueprint, client, model), on_event=on_event)
+    buddy = Buddy(blueprint, client, model, layer_model=layer_model)
+    server = BuddyServer(buddy, on_event=on_event)
     task = asyncio.create_task(server.run())
     for _ in range(500):
         if client.connections or task.done():

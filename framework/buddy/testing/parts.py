@@ -10,7 +10,9 @@ from typing import TYPE_CHECKING, Any, NoReturn, Protocol
 if TYPE_CHECKING:
     from buddy.compile.blueprint import Blueprint
     from buddy.manifest.yamlio import YamlPath
+    from buddy.runtime.server import BuddyServer
     from buddy.testing.local import LocalPlatform
+    from buddy.testing.scenarios import LayerScript
 
 __all__ = ["StepCheck", "StepRun"]
 
@@ -24,12 +26,18 @@ class StepRun(Protocol):
         cid: The scenario's conversation.
         identity: The buddy's identity on the platform.
         token: The buddy's token (for ``/internal/v1`` reads as the buddy).
+        blueprint: The buddy.
+        server: The running buddy (its conversation layers: ``server.buddy.layers``).
+        layer_script: The layers' model: ``push(answer)`` scripts its next answer.
     """
 
     platform: LocalPlatform
     cid: str
     identity: str
     token: str
+    blueprint: Blueprint
+    server: BuddyServer
+    layer_script: LayerScript
 
     def member_id(self, name: str | None) -> str:
         """The platform id of the member called ``name`` (``None``: the first member)."""

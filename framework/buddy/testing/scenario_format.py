@@ -217,12 +217,19 @@ ModelItem = Annotated[
 def actions() -> tuple[str, ...]:
     """A step's actions, of which a step has at most one: ``user``, ``click``, each
     registered capability's (:class:`~buddy.capabilities.StepAction`), ``advance``."""
-    return ("user", "click", *(a.key for a in step_actions()), "advance")
+    own = (a.key for a in step_actions() if not a.modifies)
+    return ("user", "click", *own, "advance")
+
+
+def modifiers() -> tuple[StepAction, ...]:
+    """The capabilities' step keys that go with an action (``StepAction.modifies``)."""
+    return tuple(a for a in step_actions() if a.modifies)
 
 
 def turn_actions() -> frozenset[str]:
     """The actions that can start a turn, and so take scripted ``model:`` responses."""
-    return frozenset({"user", "click", "advance", *(a.key for a in step_actions() if a.turn)})
+    turning = (a.key for a in step_actions() if a.turn and not a.modifies)
+    return frozenset({"user", "click", "advance", *turning})
 
 
 def _one_action(schema: dict[str, Any]) -> None:
@@ -700,6 +707,21 @@ class _Checker:
         part = self.actions.get(action) if action is not None else None
         if part is not None and part.check:
             resolve(part.check)(getattr(step, part.key), (*path, part.key), self)
+        for extra in modifiers():
+            value = getattr(step, extra.key, None)
+            if value is None:
+                continue
+            if action not in turn_actions():
+                what = f"`{action}`" if action else "a step without an action"
+                self.issue(
+                    (*path, extra.key),
+                    "model-without-turn",
+                    f"{what} starts no turn, so `{extra.key}` has nothing to go with",
+                    f"put `{extra.key}:` on the step that makes the buddy answer",
+                    key=True,
+                )
+            if extra.check:
+                resolve(extra.check)(value, (*path, extra.key), self)
         if step.model is not None:
             if action not in turn_actions():
                 what = f"`{action}`" if action else "a step without an action"

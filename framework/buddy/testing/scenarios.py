@@ -11,6 +11,7 @@ one), and the users' actions through the platform's dev endpoints — the same p
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import io
 import itertools
@@ -66,6 +67,7 @@ from buddy.testing.scenario_format import (
     actions,
     calls_of,
     duration_seconds,
+    modifiers,
     read_suite,
     scenario_json_schema,
     schema_text,
@@ -75,6 +77,7 @@ __all__ = [
     "ACTIONS",  # noqa: F822 (made on first use, by __getattr__)
     "SCHEMA_ID",
     "Failure",
+    "LayerScript",
     "ModelTurn",
     "Scenario",  # noqa: F822 (made on first use, by __getattr__)
     "ScenarioFile",  # noqa: F822 (made on first use, by __getattr__)
@@ -395,6 +398,26 @@ def _capture_logs() -> Iterator[_LogCapture]:
         logger.removeHandler(handler)
 
 
+class LayerScript(Model):
+    """The conversation layers' model in a scenario (automatic memory's extractor): it
+    answers what the step scripted (``extract:``, pushed by the capability's step key),
+    then ``{}`` — nothing found — so a scenario is deterministic and offline."""
+
+    name = "test:layer-script"
+
+    def __init__(self) -> None:
+        self.answers: list[str] = []
+        self.requests: list[ModelRequest] = []
+
+    def push(self, answer: str) -> None:
+        """What the next request is answered."""
+        self.answers.append(answer)
+
+    async def request(self, request: ModelRequest) -> ModelResponse:
+        self.requests.append(request)
+        return ModelResponse(text=self.answers.pop(0) if self.answers else "{}", model=self.name)
+
+
 class _Run:
     """One scenario against a fresh platform."""
 
@@ -421,6 +444,7 @@ class _Run:
         self.failures: list[Failure] = []
         self.notes: list[Failure] = []
         self.actions = {a.key: a for a in step_actions()}
+        self.layer_script = LayerScript()
 
     def at(self, path: YamlPath, message: str, *, key: bool = False) -> Failure:
         loc = loc_of(self.doc, path, key=key)
@@ -443,7 +467,14 @@ class _Run:
                 )
                 self.cid = str(info["id"])
                 await self._clock(self.scenario.clock)
-                async with running_buddy(platform, self.blueprint, self.model, self.token):
+                async with running_buddy(
+                    platform,
+                    self.blueprint,
+                    self.model,
+                    self.token,
+                    layer_model=self.layer_script,
+                ) as server:
+                    self.server = server
                     for index, step in enumerate(self.scenario.steps):
                         if not await self._step((*self.path, "steps", index), step):
                             break
@@ -480,10 +511,17 @@ class _Run:
         anchor = (*path, "model") if written else (*path, action or "expect")
         self.model.begin(anchor, script, written=written)
         failures: list[Failure] = []
+        self.layer_script.answers.clear()
         try:
+            for extra in modifiers():
+                value = getattr(step, extra.key, None)
+                if value is not None:
+                    await resolve(extra.run)(value, (*path, extra.key), self)
             if action is not None:
                 await self._act(action, step, (*path, action))
             await self.platform.wait_acked(self.identity, timeout=self.timeout)
+            for layer in self.server.buddy.layers:  # what the turn's message added
+                await asyncio.wait_for(layer.settled(), self.timeout)
         except _StepError as exc:
             failures.append(self.at(exc.path, exc.message))
         except TimeoutError:

@@ -7,6 +7,8 @@ from buddy.capabilities import Capability, Section
 CAPABILITY = Capability(
     "character",
     "角色状态（由性格文件的数值驱动）",
+    # The companion layer (automatic memory's) runs a character or lore without memory:.
+    layer="buddy.capabilities.memory.layer:make",
     section=Section(
         "character",
         model="buddy.capabilities.character.manifest:CharacterSection",

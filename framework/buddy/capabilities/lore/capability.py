@@ -7,6 +7,8 @@ from buddy.capabilities import Capability, Section
 CAPABILITY = Capability(
     "lore",
     "设定集（按关键词进入提示词的背景条目）",
+    # The companion layer (automatic memory's) runs a character or lore without memory:.
+    layer="buddy.capabilities.memory.layer:make",
     section=Section(
         "lore",
         model="buddy.capabilities.lore.manifest:LoreSection",

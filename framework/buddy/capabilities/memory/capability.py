@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from buddy.capabilities import Capability, Section, StepExpect, Uses
+from buddy.capabilities import Capability, Section, StepAction, StepExpect, Uses
 
 _RUN = "buddy.capabilities.memory.execute"
 _MODELS = "buddy.capabilities.memory.manifest"
@@ -15,6 +15,7 @@ CAPABILITY = Capability(
     platform="buddy.capabilities.memory.platform",
     page="buddy.capabilities.memory:playground.js",
     attribute="memory",
+    layer="buddy.capabilities.memory.layer:make",
     facade="buddy.capabilities.memory.conversation:Memory",
     section=Section(
         "memory",
@@ -42,7 +43,49 @@ CAPABILITY = Capability(
         ),
         Uses("memory.list", f"{_MODELS}:MemoryListTool", f"{_RUN}:list_entries"),
     ),
+    actions=(
+        StepAction(
+            "extract",
+            model=f"{_SCENARIO}:ExtractScript",
+            description="What automatic memory's extractor answers for this step's message "
+            "(`facts`, `appraisal`); without it, it finds nothing (patterns still run).",
+            run=f"{_SCENARIO}:run_extract",
+            check=f"{_SCENARIO}:check_extract",
+            modifies=True,
+        ),
+    ),
     expects=(
+        StepExpect(
+            "facts",
+            model=f"{_SCENARIO}:FactsExpect",
+            description="Facts automatic memory holds after the step: relation, slots it "
+            "has, value, status (`kept`, `proposed`, `disputed`, or `absent`).",
+            verify=f"{_SCENARIO}:verify_facts",
+            state=f"{_SCENARIO}:layer_state",
+        ),
+        StepExpect(
+            "card",
+            model=f"{_SCENARIO}:CardExpect",
+            description='The person card the model sees now, exactly (`""`: none yet).',
+            verify=f"{_SCENARIO}:verify_card",
+            state=f"{_SCENARIO}:layer_state",
+        ),
+        StepExpect(
+            "mood",
+            model=f"{_SCENARIO}:MoodExpect",
+            description="The character's state now (decayed to the platform clock): "
+            "`anger`, `sadness`, `trust`, each a number (two decimals) or `[low, high]`.",
+            verify=f"{_SCENARIO}:verify_mood",
+            state=f"{_SCENARIO}:layer_state",
+        ),
+        StepExpect(
+            "lore",
+            model=f"{_SCENARIO}:LoreExpect",
+            description="The lore entries in the step's last turn's prompt (names, or "
+            "`book/name`), in any order.",
+            verify=f"{_SCENARIO}:verify_lore",
+            state=f"{_SCENARIO}:layer_state",
+        ),
         StepExpect(
             "memory",
             model=f"{_SCENARIO}:MemoryExpect",

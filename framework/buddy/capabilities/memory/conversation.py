@@ -42,7 +42,7 @@ class Memory(Bound):
             ToolError: The key is automatic memory's (``auto:``).
         """
         _refuse_reserved(key, "删")
-        await self._call("DELETE", f"memory/{path_segment(key)}")
+        await self.delete_reserved(key)
 
     async def write_reserved(self, key: str, text: str) -> None:
         """Overwrite the entry ``key``, an ``auto:`` key included: for automatic memory
@@ -54,6 +54,11 @@ class Memory(Bound):
         if self.turn.data_read:
             raise ToolError(DATA_READ_REFUSAL.format(what="写记忆"))
         await self._call("PUT", f"memory/{path_segment(key)}", {"text": text})
+
+    async def delete_reserved(self, key: str) -> None:
+        """Delete the entry ``key``, an ``auto:`` key included: for automatic memory
+        itself (a fact evicted or dropped)."""
+        await self._call("DELETE", f"memory/{path_segment(key)}")
 
 
 def _refuse_reserved(key: str, what: str) -> None:

@@ -21,7 +21,7 @@ from functools import lru_cache
 from typing import Any
 
 from buddy.capabilities.memory.compiled import AutoMemory, RelationSpec
-from buddy.capabilities.memory.relations import slot_value_problem
+from buddy.capabilities.memory.slots import slot_value_problem
 
 __all__ = [
     "FACTS_MAX",
@@ -99,10 +99,44 @@ def _pattern(text: str) -> re.Pattern[str]:
     return re.compile(text)
 
 
+_DIGITS = {
+    "零": 0,
+    "一": 1,
+    "二": 2,
+    "两": 2,
+    "三": 3,
+    "四": 4,
+    "五": 5,
+    "六": 6,
+    "七": 7,
+    "八": 8,
+    "九": 9,
+}
+
+
+def chinese_number(text: str) -> int | None:
+    """A whole number from 0 to 99 written in Chinese numerals (三, 十二, 二十五, 两),
+    or ``None``."""
+    if text in _DIGITS:
+        return _DIGITS[text]
+    tens, sep, ones = text.partition("十")
+    if not sep or len(text) > 3:
+        return None
+    high = 1 if tens == "" else _DIGITS.get(tens)
+    low = 0 if ones == "" else _DIGITS.get(ones)
+    if high is None or low is None or tens == "两" or ones == "两":
+        return None
+    return high * 10 + low
+
+
 def _typed(spec: RelationSpec, name: str, text: str) -> Any:
-    """A pattern group's text as its slot's value (a number from digits)."""
+    """A pattern group's text as its slot's value (a number from digits or Chinese
+    numerals)."""
     kind = spec.slot(name).type
     if kind in ("integer", "number"):
+        spoken = chinese_number(text)
+        if spoken is not None:
+            return spoken
         try:
             return int(text) if kind == "integer" else float(text) if "." in text else int(text)
         except ValueError:

@@ -5,11 +5,14 @@ card's wording. Standard library only."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from buddy.capabilities.memory.compiled import AutoMemory, RelationSpec
 
-__all__ = ["card_text", "prompt"]
+if TYPE_CHECKING:
+    from buddy.capabilities.memory.ledger import Entry
+
+__all__ = ["card_text", "ledger_context", "prompt"]
 
 _PARTY = {"user": "对方", "buddy": "你"}
 
@@ -31,18 +34,66 @@ def _line(spec: RelationSpec, slots: Mapping[str, Any]) -> str:
     return f"- {spec.title}：" + "，".join(f"{title} {value}" for title, value in shown)
 
 
-def card_text(memory: AutoMemory, facts: Iterable[tuple[RelationSpec, Mapping[str, Any]]]) -> str:
-    """The person card: one line per fact, whole lines within ``card_chars``."""
+def card_text(
+    memory: AutoMemory,
+    facts: Iterable[tuple[RelationSpec, Mapping[str, Any]]],
+    notes: Iterable[str] = (),
+) -> str:
+    """The person card: one line per fact (``notes``: what each line adds, e.g. a
+    dispute), whole lines within ``card_chars``."""
     lines: list[str] = []
     used = 0
+    extra = iter(notes)
     for spec, slots in facts:
-        line = _line(spec, slots)
+        line = _line(spec, slots) + next(extra, "")
         cost = len(line) + (1 if lines else 0)
         if used + cost > memory.card_chars:
             break
         lines.append(line)
         used += cost
     return "\n".join(lines)
+
+
+_RISK = {"R3": 0, "R2": 1, "R1": 2, "R0": 3}
+
+
+def ledger_context(memory: AutoMemory, entries: Iterable[Entry]) -> dict[str, Any]:
+    """``memory`` in the template context for a conversation's facts: the card shows
+    kept and disputed facts (a dispute with every value said, so the model asks instead
+    of choosing), higher risk tiers first, then the most recently said; facts still
+    awaiting confirmation are listed in ``facts`` only."""
+    shown: list[tuple[RelationSpec, Mapping[str, Any]]] = []
+    notes: list[str] = []
+    facts: list[dict[str, Any]] = []
+    ranked = []
+    for entry in entries:
+        spec = memory.relation(entry.relation)
+        if spec is not None:
+            ranked.append((_RISK.get(spec.risk, 3), -entry.updated, spec, entry))
+    ranked.sort(key=lambda r: (r[0], r[1], r[2].name))
+    for _, _, spec, entry in ranked:
+        slots = {**entry.slots, spec.value: entry.value}
+        facts.append(
+            {
+                "relation": spec.name,
+                "title": spec.title,
+                "slots": slots if entry.value is not None else dict(entry.slots),
+                "status": entry.status,
+                "proposed": entry.proposed,
+                "claims": list(entry.claims),
+            }
+        )
+        if entry.value is None:
+            continue
+        shown.append((spec, slots))
+        notes.append(
+            "（说法不一："
+            + " / ".join(str(v) for v in (entry.value, *entry.claims))
+            + "，先问清楚）"
+            if entry.status == "disputed"
+            else ""
+        )
+    return {"card": card_text(memory, shown, notes), "facts": facts}
 
 
 def prompt(memory: AutoMemory, example: bool) -> dict[str, Any]:

@@ -1,19 +1,41 @@
 """Memory in scenario files: the expectations ``memory`` (entries by key: exact text, or
-``null`` for none) and ``memory_keys`` (every key), read as the buddy reads them."""
+``null`` for none) and ``memory_keys`` (every key), read as the buddy reads them; and
+the companion layer's words — the step key ``extract:`` (the extractor's scripted answer
+for the step's message) and the expectations ``facts``, ``card``, ``mood`` and ``lore``."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+import contextlib
+import json
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field
 
+from buddy.capabilities.character.compiled import CharacterSpec
+from buddy.capabilities.character.state import Mood, decayed, start
+from buddy.capabilities.memory.compiled import AutoMemory
+from buddy.capabilities.memory.extract import from_model
+from buddy.capabilities.memory.ledger import Entry, decode, expire
+from buddy.capabilities.memory.limits import AUTO_KEY_PREFIX
+from buddy.capabilities.memory.prompt import ledger_context
+from buddy.capabilities.memory.relations import SlotValues
+from buddy.manifest.schema import Strict
 from buddy.testing.expectations import Miss, Observed, Text, quoted
 
 if TYPE_CHECKING:
     from buddy.manifest.yamlio import YamlPath
-    from buddy.testing.parts import StepRun
+    from buddy.testing.parts import StepCheck, StepRun
 
-__all__ = ["MemoryExpect", "MemoryKeysExpect"]
+__all__ = [
+    "CardExpect",
+    "ExtractScript",
+    "FactExpect",
+    "FactsExpect",
+    "LoreExpect",
+    "MemoryExpect",
+    "MemoryKeysExpect",
+    "MoodExpect",
+]
 
 MemoryExpect = dict[Annotated[str, Field(min_length=1)], str | None]
 MemoryKeysExpect = list[Text]
@@ -71,5 +93,220 @@ def verify_memory_keys(
                 ("memory_keys",),
                 f"expected memory keys {quoted(sorted(expect))}, got {quoted(have)}",
             )
+        ], []
+    return [], []
+
+
+# ---------------------------------------------------------------- the companion layer
+# `extract:` scripts what the extractor answers for the step's message; `facts`, `card`,
+# `mood` and `lore` check what the layer kept, as the platform holds it.
+
+
+class ScriptedFact(Strict):
+    """A fact the extractor says it found."""
+
+    relation: str = Field(min_length=1, description="A relation the buddy declares.")
+    slots: SlotValues = Field(description="Slot → value, as the relation's spec types them.")
+    modality: Literal["asserted", "request"] = "asserted"
+
+
+class ScriptedAppraisal(Strict):
+    """What the extractor says the message does to the buddy (each 0 to 1)."""
+
+    offence: float = Field(default=0.0, ge=0, le=1)
+    apology: float = Field(default=0.0, ge=0, le=1)
+    care: float = Field(default=0.0, ge=0, le=1)
+    explained: bool = False
+
+
+class ExtractScript(Strict):
+    """The extractor's answer for this step's message (no model is asked)."""
+
+    facts: list[ScriptedFact] = Field(default_factory=list)
+    appraisal: ScriptedAppraisal | None = None
+
+
+async def run_extract(value: ExtractScript, path: YamlPath, run: StepRun) -> None:
+    """Script the extractor's next answer."""
+    run.layer_script.push(json.dumps(value.model_dump(exclude_none=True), ensure_ascii=False))
+
+
+def check_extract(value: ExtractScript, path: YamlPath, check: StepCheck) -> None:
+    """Each scripted fact is one the buddy's relations can hold (what the runtime would
+    drop is a mistake in the scenario, reported where it is)."""
+    if check.blueprint is None:
+        return
+    memory = check.blueprint.sections.get("memory")
+    if not isinstance(memory, AutoMemory) or not memory.relations:
+        if value.facts:
+            check.issue(
+                (*path, "facts"),
+                "memory-undeclared",
+                "the buddy declares no relations, so no fact can be kept",
+                "add `memory: {auto: true, relations: [...]}` to buddy.yaml",
+                key=True,
+            )
+        return
+    for index, fact in enumerate(value.facts):
+        answer = json.dumps({"facts": [fact.model_dump()]}, ensure_ascii=False)
+        for reason in from_model(memory, answer).dropped:
+            check.issue(
+                (*path, "facts", index),
+                "fact-invalid",
+                reason.removeprefix("facts[0]: "),
+                f"relations: {', '.join(r.name for r in memory.relations)}",
+            )
+
+
+class FactExpect(Strict):
+    """A fact the layer holds (or does not)."""
+
+    relation: str = Field(min_length=1)
+    slots: SlotValues = Field(
+        default_factory=dict, description="Slots it has (others may be there too)."
+    )
+    value: Any = Field(
+        default=None, description="Its value (a `delta`'s total; a proposal's amount)."
+    )
+    status: Literal["kept", "proposed", "disputed", "absent"] = Field(
+        default="kept", description="`absent`: no such fact (expired, evicted, refused)."
+    )
+
+
+FactsExpect = list[FactExpect]
+Bound = Annotated[float, Field(ge=0, le=1)]
+MoodExpect = dict[
+    Literal["anger", "sadness", "trust"],
+    Bound | Annotated[list[Bound], Field(min_length=2, max_length=2)],
+]
+LoreExpect = list[Text]
+#: The card, exactly (``""``: nothing known yet).
+CardExpect = str
+
+
+async def layer_state(run: StepRun, seen: Observed) -> dict[str, Any]:
+    """What the layer holds after the step: its facts and state as stored, the platform
+    clock, and the last turn's context report."""
+    from buddy.capabilities.memory.layer import STATE_KEY, Companion
+
+    stored = await entries(run, seen)
+    now = float((await run.platform.dev("GET", "/clock"))["time"])
+    ledger = {}
+    for key, text in stored.items():
+        entry = decode(text) if key.startswith(AUTO_KEY_PREFIX) else None
+        if entry is not None:
+            ledger[key] = entry
+    report = None
+    for layer in run.server.buddy.layers:
+        if isinstance(layer, Companion) and run.cid in layer.minds:
+            reports = layer.minds[run.cid].reports
+            report = reports[-1] if reports else None
+    state = {}
+    with contextlib.suppress(ValueError):
+        state = json.loads(stored.get(STATE_KEY, "{}"))
+    return {"ledger": ledger, "state": state, "now": now, "report": report, "run": run}
+
+
+def _matches(entry: Entry, expect: FactExpect) -> bool:
+    return entry.relation == expect.relation and all(
+        entry.slots.get(k) == v for k, v in expect.slots.items()
+    )
+
+
+def verify_facts(
+    expect: list[FactExpect], seen: Observed, state: dict[str, Any], exact: bool
+) -> tuple[list[Miss], list[Miss]]:
+    """Each listed fact is held with its status and value, or (``absent``) is not."""
+    failures: list[Miss] = []
+    now = state["now"]
+    held = [e for e in state["ledger"].values() if e.expires is None or e.expires > now]
+    for index, want in enumerate(expect):
+        path: YamlPath = ("facts", index)
+        found = [e for e in held if _matches(e, want)]
+        if want.status == "absent":
+            if found:
+                failures.append(
+                    Miss(path, f"expected no {want.relation} fact, got {_shown(found)}")
+                )
+            continue
+        if not found:
+            have = _shown(held) if held else "no facts"
+            failures.append(Miss(path, f"expected a {want.relation} fact, got {have}"))
+            continue
+        entry = found[0]
+        value = entry.proposed if want.status == "proposed" else entry.value
+        if entry.status != want.status or (want.value is not None and value != want.value):
+            failures.append(
+                Miss(
+                    path,
+                    f"expected {want.relation} {want.status} = {quoted(want.value)}, "
+                    f"got {entry.status} = {quoted(value)}",
+                )
+            )
+    return failures, []
+
+
+def _shown(entries: list[Entry]) -> str:
+    return ", ".join(
+        f"{e.relation} {e.status} {quoted(e.proposed if e.status == 'proposed' else e.value)}"
+        for e in entries
+    )
+
+
+def verify_card(
+    expect: str, seen: Observed, state: dict[str, Any], exact: bool
+) -> tuple[list[Miss], list[Miss]]:
+    """The person card the model would see now is exactly this."""
+    memory = state["run"].blueprint.sections.get("memory")
+    if not isinstance(memory, AutoMemory):
+        return [Miss(("card",), "the buddy declares no `memory:`")], []
+    card = ledger_context(memory, expire(state["ledger"], state["now"]).values())["card"]
+    if card != expect:
+        return [Miss(("card",), f"expected the card {quoted(expect)}, got {quoted(card)}")], []
+    return [], []
+
+
+def verify_mood(
+    expect: dict[str, Any], seen: Observed, state: dict[str, Any], exact: bool
+) -> tuple[list[Miss], list[Miss]]:
+    """The character's state now (decayed to the platform clock): each value to two
+    decimals, or within ``[low, high]``."""
+    spec = state["run"].blueprint.sections.get("character")
+    if not isinstance(spec, CharacterSpec):
+        return [Miss(("mood",), "the buddy declares no `character:`")], []
+    raw = state["state"].get("mood")
+    mood = Mood(**raw) if isinstance(raw, dict) else start(spec, state["now"])
+    mood = decayed(mood, spec, state["now"])
+    failures: list[Miss] = []
+    for name, want in expect.items():
+        have = round(getattr(mood, name), 2)
+        low, high = (want, want) if not isinstance(want, list) else want
+        if not low - 0.005 <= have <= high + 0.005:
+            shown = f"{want:g}" if not isinstance(want, list) else f"{low:g}–{high:g}"
+            failures.append(Miss(("mood", name), f"expected {name} {shown}, got {have:g}"))
+    return failures, []
+
+
+def verify_lore(
+    expect: list[str], seen: Observed, state: dict[str, Any], exact: bool
+) -> tuple[list[Miss], list[Miss]]:
+    """The lore entries (names, or ``book/name``) that went into the step's last turn's
+    prompt — exactly these, in any order."""
+    report = state["report"]
+    got = (
+        []
+        if report is None
+        else [n.removeprefix("lore:") for n, _ in report.parts if n.startswith("lore:")]
+    )
+    names = sorted(g if any("/" in e for e in expect) else g.split("/", 1)[1] for g in got)
+    if sorted(expect) != names:
+        left = (
+            []
+            if report is None
+            else [f"{n.removeprefix('lore:')} ({why})" for n, why in report.left_out]
+        )
+        more = f"; left out: {', '.join(left)}" if left else ""
+        return [
+            Miss(("lore",), f"expected lore {quoted(sorted(expect))}, got {quoted(names)}{more}")
         ], []
     return [], []
