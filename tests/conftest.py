@@ -84,3 +84,19 @@ def _no_network(monkeypatch: pytest.MonkeyPatch) -> None:
         return real(host, *args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(socket, "getaddrinfo", guarded)
+
+
+async def grant_data(
+    platform: LocalPlatform,
+    identity: str,
+    member: str,
+    dataset: str,
+    items: list[dict[str, object]],
+) -> None:
+    """A member grants ``identity`` a dataset and has these items in it (the world's part
+    of a data turn)."""
+    grant = {"identity": identity, "member_id": member, "dataset": dataset, "granted": True}
+    await platform.dev("PUT", "/grants", json=grant)
+    await platform.dev(
+        "PUT", "/data", json={"member_id": member, "dataset": dataset, "items": items}
+    )

@@ -83,9 +83,10 @@ class Dev:
 
 
 def _copy_examples(root: Path) -> None:
-    """aunt-tu, cardio, the shared personas and the plugins, as a project of their own."""
+    """aunt-tu, cardio, xiaoman, the shared personas and the plugins, as a project of
+    their own."""
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-    for name in ("aunt-tu", "cardio", "personas"):
+    for name in ("aunt-tu", "cardio", "xiaoman", "personas"):
         shutil.copytree(REPO / "manifests" / name, root / "manifests" / name, ignore=ignore)
     shutil.copytree(REPO / "plugins", root / "plugins", ignore=ignore)
     (root / "pyproject.toml").write_text("")
@@ -137,7 +138,8 @@ def dev(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dev]:
     root = tmp_path_factory.mktemp("playground")
     _copy_examples(root)
     with running_dev(
-        ["manifests/aunt-tu", "manifests/cardio", "--model", "offline"], root
+        ["manifests/aunt-tu", "manifests/cardio", "manifests/xiaoman", "--model", "offline"],
+        root,
     ) as session:
         yield session
 
@@ -640,3 +642,86 @@ def test_the_event_stream_carries_the_agent_loop_and_reloads(tmp_path: Path) -> 
                 assert (state["title"], state["generation"]) == ("涂阿姨", 2)
 
     _run(scenario)
+
+
+# ------------------------------------------------------------------ the companion tab
+# With --model offline the extractor's answers are not JSON: only the relations'
+# patterns take facts, and the character's appraisal is neutral (the mood is still
+# recorded for every message).
+
+
+def _memory(dev: Dev, buddy: str, conversation: str) -> dict[str, str]:
+    """The conversation's memory entries (key → text), read as the buddy."""
+    token = httpx.get(f"{dev.url}api/config").json()["admin_token"]
+    state = httpx.get(f"{dev.url}api/state", headers={"Authorization": f"Bearer {token}"}).json()
+    entry = next(b for b in state["buddies"] if b["key"] == buddy)
+    headers = {"Authorization": f"Bearer {entry['dev_token']}", "X-Conversation-Id": conversation}
+    base = dev.url.removesuffix("/playground/")
+    answer = httpx.get(f"{base}/internal/v1/memory", headers=headers).json()
+    return {e["key"]: e["text"] for e in answer["entries"]}
+
+
+def test_the_companion_tab_shows_a_fact_and_the_context_and_forgets(page: Page, dev: Dev) -> None:
+    conversation = new_conversation(page, "aunt-tu")
+    send(page, "我对花生过敏")
+    expect(page.locator(".msg.buddy").last).to_contain_text("我对花生过敏")
+    page.click(".tab[data-tab=companion]")
+    fact = page.locator(".fact[data-relation=allergy]")
+    expect(fact).to_have_count(1)  # the extraction may end after the reply: expect waits
+    expect(fact.locator(".fact-relation")).to_have_text("过敏与忌口")
+    expect(fact.locator(".fact-slots")).to_contain_text("食物 花生")
+    expect(fact.locator(".fact-value")).to_have_text("过敏")
+    expect(fact).to_have_attribute("data-status", "kept")
+    expect(fact).to_contain_text("「我对花生过敏」")  # the message it came from
+    report = page.locator(".turn-report").first
+    card = report.locator(".part[data-part='memory.card']")
+    expect(card).to_have_count(1)
+    expect(card).not_to_have_attribute("data-chars", "0")  # the fact was in time
+    expect(report).to_contain_text("/ 2000 chars")
+    expect(report).to_contain_text("facts in time")
+    expect(page.locator("svg.mood-plot")).to_have_count(0)  # aunt-tu has no character
+
+    page.click(".tab[data-tab=memory]")
+    expect(page.locator(".mem-auto")).to_have_text("1 automatic entry: see Companion")
+    expect(page.locator(".mem-entry")).to_have_count(0)
+
+    page.click(".tab[data-tab=companion]")
+    key = fact.get_attribute("data-key")
+    assert key is not None and key.startswith("auto:allergy:")
+    assert key in _memory(dev, "aunt-tu", conversation)
+    fact.locator(".fact-forget").click()
+    expect(page.locator(".fact")).to_have_count(0)
+    page.reload()
+    expect(page.locator(".tab.active")).to_have_text("Companion")
+    expect(page.locator("#ledger")).to_contain_text("No facts yet.")
+    assert key not in _memory(dev, "aunt-tu", conversation)
+
+
+def test_the_companion_tab_edits_a_fact_and_plots_the_character(page: Page, dev: Dev) -> None:
+    conversation = new_conversation(page, "xiaoman")
+    page.click(".tab[data-tab=companion]")
+    send(page, "叫我小鱼")
+    fact = page.locator(".fact[data-relation=nickname]")
+    expect(fact.locator(".fact-value")).to_have_text("小鱼")
+    expect(fact.locator(".fact-relation")).to_have_text("称呼")
+    expect(fact).to_have_attribute("data-status", "kept")
+    plot = page.locator("svg.mood-plot")
+    expect(plot).to_have_count(1)
+    for series in ("anger", "sadness", "trust"):
+        expect(plot.locator(f"path[data-series={series}]")).to_have_count(1)
+    expect(page.locator(".mood-value[data-series=trust]")).to_have_text("trust 0.50")
+    expect(page.locator(".legend")).to_contain_text("1 message felt")
+    report = page.locator(".turn-report").first
+    expect(report.locator(".part[data-part=character]")).to_have_count(1)
+
+    fact.locator(".fact-edit").click()
+    page.fill(".fact-value-input", "鱼鱼")
+    page.press(".fact-value-input", "Enter")
+    expect(fact.locator(".fact-value")).to_have_text("鱼鱼")
+    stored = json.loads(_memory(dev, "xiaoman", conversation)[fact.get_attribute("data-key") or ""])
+    assert (stored["value"], stored["status"]) == ("鱼鱼", "kept")
+
+    send(page, "今天好累")
+    expect(page.locator(".legend")).to_contain_text("2 messages felt")
+    expect(page.locator(".turn-report")).to_have_count(2)
+    expect(fact.locator(".fact-value")).to_have_text("鱼鱼")  # the edit is what the layer reads

@@ -4,7 +4,7 @@ The page's convention: every ```sh block is a command run in the tutorial's dire
 order; a ```yaml block right after a "`path`:" line is written to that file before the next
 command; a ```text block right after a command is (an excerpt of) its output — each of its
 lines, except `…`, appears in the real output, in order. The `buddy dev` command is started
-in the background on a free port, as tests/test_playground.py starts it, and step 6 of the
+in the background on a free port, as tests/test_playground.py starts it, and step 7 of the
 page is done in Chromium with that module's helpers.
 """
 
@@ -155,12 +155,16 @@ def platform_get(dev: Dev, path: str, **params: str) -> object:
 
 def test_the_page_has_the_steps_it_promises() -> None:
     markdown = TUTORIAL.read_text(encoding="utf-8")
-    assert PROACTIVE_REPLY in markdown  # step 6 shows the reply the test sees
+    assert PROACTIVE_REPLY in markdown  # step 7 shows the reply the test sees
     found = steps(markdown)
     commands = [s.text.strip() for s in found if s.kind == "sh"]
     assert commands[0] == "buddy init demo"
     assert commands[-1] == "buddy dev demo --model offline"
-    assert [s.path for s in found if s.kind == "file"] == ["demo/buddy.yaml"]
+    assert [s.path for s in found if s.kind == "file"] == [
+        "demo/buddy.yaml",  # a proactive subscription
+        "demo/buddy.yaml",  # then a memory
+        "demo/tests/memory.yaml",
+    ]
     assert all(s.output for s in found if s.kind == "sh")
 
 

@@ -1,6 +1,7 @@
 """Make the playground screenshots in this folder (docs/playground.md shows them).
 
-    .venv/bin/python docs/screenshots/make.py
+    .venv/bin/python docs/screenshots/make.py             # all of them
+    .venv/bin/python docs/screenshots/make.py companion   # the screens named
 
 Runs a ``buddy dev`` session in this process over a temporary copy of the example buddies,
 with a small scripted model (so a turn can call several tools, as a real model would), and
@@ -29,6 +30,7 @@ REPO = HERE.parents[1]
 sys.path.insert(0, str(REPO / "framework"))
 
 from buddy.compile.blueprint import Blueprint  # noqa: E402
+from buddy.models import registry  # noqa: E402
 from buddy.models.base import Model, ModelRequest, ModelResponse  # noqa: E402
 from buddy.models.testing import OfflineModel, Reply, call  # noqa: E402
 from buddy.playground.session import DevSession  # noqa: E402
@@ -134,6 +136,54 @@ def scripted(_: Blueprint) -> Model:
     return ScriptedModel()
 
 
+# What the companion layer's extractor answers for a user message of xiaoman (the facts
+# its patterns do not take, and how the message felt); anything else: nothing.
+APPRAISALS: Mapping[str, object] = {
+    "叫我小鱼": {"facts": [], "appraisal": {"care": 0.2}},
+    "我不吃香菜": {
+        "facts": [
+            {
+                "relation": "preference",
+                "slots": {"subject": "user", "object": "香菜", "stance": "不喜欢"},
+            }
+        ]
+    },
+    "你烦不烦啊，别管我了": {"facts": [], "appraisal": {"offence": 0.8}},
+    "对不起，昨天是我太冲了，加班加到崩溃": {
+        "facts": [],
+        "appraisal": {"apology": 0.9, "care": 0.3, "explained": True},
+    },
+    "上次那顿火锅算我欠你的": {
+        "facts": [
+            {
+                "relation": "debt",
+                "slots": {
+                    "debtor": "user",
+                    "creditor": "buddy",
+                    "item": "火锅",
+                    "quantity": 1,
+                    "unit": "顿",
+                },
+            }
+        ]
+    },
+}
+
+
+class ScriptedExtractor(Model):
+    """The companion layer's extractor for the screenshots: follows :data:`APPRAISALS`."""
+
+    name = "test:extractor"
+
+    async def request(self, request: ModelRequest) -> ModelResponse:
+        said = APPRAISALS.get(request.messages[-1].content, {"facts": []})
+        return ModelResponse(text=json.dumps(said, ensure_ascii=False), model=self.name)
+
+
+def _extractor(*_: object, **__: object) -> Model:
+    return ScriptedExtractor()
+
+
 async def send(page: Page, text: str) -> None:
     count = await page.locator(".msg").count()
     await page.fill("#composer-text", text)
@@ -170,16 +220,20 @@ def _until_morning(now: float) -> float:
     return morning.timestamp() - now
 
 
-async def main() -> None:
+async def main(only: Sequence[str] = ()) -> None:
+    """Make every screenshot, or those of the screens named in ``only``."""
     with tempfile.TemporaryDirectory(prefix="buddy-shots-") as scratch:
         root = Path(scratch)
         ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "tests")
-        for name in ("aunt-tu", "cardio", "personas"):
+        for name in ("aunt-tu", "cardio", "xiaoman", "personas"):
             shutil.copytree(REPO / "manifests" / name, root / "manifests" / name, ignore=ignore)
         shutil.copytree(REPO / "plugins", root / "plugins", ignore=ignore)
         (root / "pyproject.toml").write_text("")
         os.chdir(root)  # paths on the page are shown relative to here
-        manifests = [Path("manifests/aunt-tu/buddy.yaml"), Path("manifests/cardio/buddy.yaml")]
+        manifests = [Path(f"manifests/{n}/buddy.yaml") for n in ("aunt-tu", "cardio", "xiaoman")]
+        # The companion layer makes its extractor from the manifest's model (it is never
+        # the turn's model): here, the scripted one above.
+        registry.resolve = _extractor
         async with (
             DevSession(manifests, model_factory=scripted, out=sys.stdout) as session,
             async_playwright() as playwright,
@@ -188,9 +242,11 @@ async def main() -> None:
             page = await browser.new_page(viewport=VIEWPORT)  # type: ignore[arg-type]
             await page.goto(session.playground_url)
             await expect(page.locator("#buddy-status")).to_have_attribute("data-status", "running")
-            for screen in (chat, question_and_widgets, data, proactive):
-                await screen(page)
-            await error(page, root)
+            for screen in (chat, question_and_widgets, data, proactive, companion):
+                if not only or screen.__name__ in only:
+                    await screen(page)
+            if not only or "error" in only:
+                await error(page, root)
             await browser.close()
 
 
@@ -272,6 +328,36 @@ async def proactive(page: Page) -> None:
     await shot(page, "proactive")
 
 
+async def advance(page: Page, seconds: float) -> None:
+    await page.evaluate(
+        "async (s) => fetch('/dev/clock', {method: 'POST', headers: {Authorization: "
+        "'Bearer ' + S.token, 'Content-Type': 'application/json'}, "
+        "body: JSON.stringify({advance_seconds: s})})",
+        seconds,
+    )
+    await page.wait_for_timeout(300)
+
+
+async def companion(page: Page) -> None:
+    """The companion layer: the ledger (a kept fact, one awaiting confirmation), the
+    character's state over a quarrel and its making up, and each turn's context."""
+    await new_conversation(page, "xiaoman")
+    await page.click(".tab[data-tab=companion]")
+    await send(page, "叫我小鱼")
+    await send(page, "我不吃香菜")
+    await advance(page, 3 * 3600)
+    await send(page, "你烦不烦啊，别管我了")
+    await advance(page, 8 * 3600)
+    await send(page, "对不起，昨天是我太冲了，加班加到崩溃")
+    await advance(page, 2 * 3600)
+    await send(page, "上次那顿火锅算我欠你的")
+    await expect(page.locator(".fact[data-relation=debt]")).to_have_count(1)
+    await expect(page.locator(".legend")).to_contain_text("5 messages felt")
+    await page.set_viewport_size({"width": VIEWPORT["width"], "height": 1320})  # the whole tab
+    await shot(page, "companion")
+    await page.set_viewport_size(VIEWPORT)  # type: ignore[arg-type]
+
+
 async def error(page: Page, root: Path) -> None:
     """An invalid edit: located problems, and the last good version still answering."""
     await new_conversation(page, "aunt-tu")
@@ -290,4 +376,4 @@ async def error(page: Page, root: Path) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    asyncio.run(main(sys.argv[1:]))

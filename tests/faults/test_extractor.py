@@ -198,16 +198,18 @@ async def test_a_process_killed_mid_extraction_leaves_no_half_fact_and_no_double
     monkeypatch: pytest.MonkeyPatch,
     survive: int,
 ) -> None:
-    """The first process dies — its turn not committed — before its first write (0) or
-    between the two facts (1); the event was never acknowledged, so the next process
-    gets it again and applies what was not applied, once."""
+    """The first process dies before its first write (0) or between the two facts (1) —
+    its reply may be committed already, but a turn is acknowledged only once its facts
+    are stored — so the next process gets the event again and applies what was not
+    applied, once."""
     blueprint, token, cid = await _conversation(
         platform, tmp_path, provider, monkeypatch, wait_ms=3000
     )
     both = facts({"relation": "allergy", "slots": PEANUT}, {"relation": "debt", "slots": DEBT})
     provider.answer(answers(both), answers(both))
     client = Dying(platform.url, token, backoff=Backoff(0.05, 0.5), survive=survive)
-    async with running_buddy(platform, blueprint, TestModel([]), token, client=client) as server:
+    first = TestModel(["回复"])
+    async with running_buddy(platform, blueprint, first, token, client=client) as server:
         (layer,) = server.buddy.layers
         assert isinstance(layer, Companion)
         event = await platform.say(cid, "我对花生过敏，上次那顿饭算我欠你的")
@@ -216,7 +218,7 @@ async def test_a_process_killed_mid_extraction_leaves_no_half_fact_and_no_double
             if session.worker is not None:
                 session.worker.cancel()
         await layer.close()
-    assert await platform.turns(cid) == []
+    assert len(await platform.turns(cid)) <= 1  # committed once at most, not acknowledged
     for text in (await _memory(platform, token, cid)).values():
         assert json.loads(text)  # every entry there is whole
     model = TestModel(["回复"])

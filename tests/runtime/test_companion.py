@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 import buddy
+from buddy.capabilities.memory import layer as layer_module
 from buddy.capabilities.memory.layer import (
     CONFIRM_NO,
     CONFIRM_YES,
@@ -178,13 +179,16 @@ def _peanut() -> dict[str, Any]:
     ids=["5xx", "not-json", "invented-relation", "invented-slot", "not-a-writer"],
 )
 async def test_a_failed_or_invalid_extraction_means_no_new_memory_and_a_normal_reply(
-    write: Write, answer: str | BaseException
+    write: Write, answer: str | BaseException, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # A failed extraction has nothing to store: the turn's acknowledgement must not wait
+    # for its writes (it would, here, for an hour).
+    monkeypatch.setattr(layer_module, "SAVE_WAIT", 3600.0)
     gate = Gate([answer])
     gate.release.set()
     model = TestModel(["好。"])
     async with buddy.Agent(buddy.load(_project(write, AUTO)), model, layer_model=gate) as agent:
-        outcome = await agent.run("随便聊聊")
+        outcome = await asyncio.wait_for(agent.run("随便聊聊"), 30)
         await agent.settled()
         assert outcome.reply == "好。" and outcome.error is None
         stored = await _stored(agent)
@@ -364,3 +368,49 @@ async def test_an_extractor_without_its_api_key_leaves_the_patterns_and_says_so_
         assert any(k.startswith("auto:nickname:") for k in await _stored(agent))
     warned = [r for r in caplog.records if "extractor cannot be used" in r.getMessage()]
     assert len(warned) == 1 and "DEEPSEEK_API_KEY" in warned[0].getMessage()
+
+
+async def test_the_inspector_sees_each_turn_and_the_plot_each_felt_message(write: Write) -> None:
+    extractor = TestModel([said(offence=0.5), said(care=1.0)])
+    async with buddy.Agent(
+        buddy.load(_project(write, AUTO)), TestModel(["哼。", "嗯。"]), layer_model=extractor
+    ) as agent:
+        await agent.run("你好烦")
+        await agent.run("鹤呢")
+        await agent.settled()
+        seen = _layer(agent).inspect(agent.conversation.id)
+        assert seen["counters"] == {"calls": 2, "messages": 2, "dropped": 0, "failures": 0}
+        first, second = seen["reports"]
+        assert {"name": "memory.card", "chars": 0} in first["parts"]
+        assert {"name": "lore:world/鹤", "chars": 6} in second["parts"]
+        assert second["budget"] == 2000 and second["settled"] is True
+        history = json.loads((await _stored(agent))[STATE_KEY])["history"]
+        assert [round(p[1], 2) for p in history] == [0.35, pytest.approx(0.35, abs=0.01)]
+        assert history[1][3] > history[0][3]  # care gave trust back
+    assert _layer(agent).inspect("nobody")["counters"]["calls"] == 2
+
+
+@pytest.mark.parametrize(("profile", "override"), [("ci", None), (None, "offline")])
+async def test_a_profile_or_an_override_replaces_the_extractor_too(
+    write: Write,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    profile: str | None,
+    override: str | None,
+) -> None:
+    monkeypatch.delenv("DEEPSEEK_API_KEY", raising=False)
+    memory = (
+        "memory:\n  auto: true\n  model: deepseek:deepseek-chat\n  relations: [nickname]\n"
+        "profiles:\n  ci: { model: test }\n"
+    )
+    path = _project(write, memory, character=False)
+    blueprint = buddy.load(path, profile=profile, model=override)
+    assert blueprint.model_origin == ("profile" if profile else "override")
+    async with buddy.Agent(blueprint, TestModel(["好。"])) as agent:
+        await agent.run("今天好累")  # no pattern: the extractor is asked
+        await agent.settled()
+        assert _layer(agent).calls == 1
+        extractor = _layer(agent).extractor
+        assert extractor is not None and extractor.name.split(":")[0] in ("test", "offline")
+    assert not [r for r in caplog.records if "extractor cannot be used" in r.getMessage()]
+    assert buddy.load(path).model_origin == "manifest"

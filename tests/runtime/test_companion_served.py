@@ -15,7 +15,7 @@ from buddy.capabilities.memory.layer import STATE_KEY
 from buddy.platform.client import Backoff, HttpPlatformClient
 from buddy.testing import Reply, TestModel, call
 from buddy.testing.local import LocalPlatform, running_buddy
-from tests.conftest import Write
+from tests.conftest import Write, grant_data
 from tests.runtime.test_companion import Gate, said
 
 pytestmark = pytest.mark.anyio
@@ -55,28 +55,6 @@ class Recording(HttpPlatformClient):
         return answer
 
 
-async def _grant(platform: LocalPlatform, cid: str, member: str) -> None:
-    await platform.dev(
-        "PUT",
-        "/grants",
-        json={
-            "identity": "mem-dev",
-            "member_id": member,
-            "dataset": "health.sleep",
-            "granted": True,
-        },
-    )
-    await platform.dev(
-        "PUT",
-        "/data",
-        json={
-            "member_id": member,
-            "dataset": "health.sleep",
-            "items": [{"date": "2026-11-30", "asleep_minutes": SECRET}],
-        },
-    )
-
-
 async def test_no_layer_write_happens_in_the_rest_of_a_turn_that_read_data(
     platform: LocalPlatform, write: Write
 ) -> None:
@@ -97,7 +75,8 @@ async def test_no_layer_write_happens_in_the_rest_of_a_turn_that_read_data(
     async with running_buddy(
         platform, blueprint, model, "", client=client, layer_model=gate
     ) as server:
-        await _grant(platform, cid, member)
+        items = [{"date": "2026-11-30", "asleep_minutes": SECRET}]
+        await grant_data(platform, "mem-dev", member, "health.sleep", items)
         event = await platform.say(cid, "我对花生过敏。我昨晚睡得怎么样")
         await platform.wait_acked("mem-dev", event)
         await server.buddy.layers[0].settled()

@@ -17,7 +17,7 @@ import pytest
 import buddy
 from buddy.testing import Reply, TestModel, call
 from buddy.testing.local import LocalPlatform, running_buddy
-from tests.conftest import REPO
+from tests.conftest import REPO, grant_data
 
 pytestmark = pytest.mark.anyio
 
@@ -34,25 +34,8 @@ async def _granted_member(platform: LocalPlatform) -> tuple[str, dict[str, str],
     async with running_buddy(platform, CARDIO, TestModel(["嗨"]), tokens["dev_token"]):
         event = await platform.say(conv["id"], "你好")  # the buddy uploads its declaration at start
         await platform.wait_acked("cardio-dev", event)
-    await platform.dev(
-        "PUT",
-        "/grants",
-        json={
-            "identity": "cardio-dev",
-            "member_id": member,
-            "dataset": "health.sleep",
-            "granted": True,
-        },
-    )
-    await platform.dev(
-        "PUT",
-        "/data",
-        json={
-            "member_id": member,
-            "dataset": "health.sleep",
-            "items": [{"date": SECRET_DATE, "asleep_minutes": SECRET_MINUTES}],
-        },
-    )
+    items = [{"date": SECRET_DATE, "asleep_minutes": SECRET_MINUTES}]
+    await grant_data(platform, "cardio-dev", member, "health.sleep", items)
     return conv["id"], tokens, member
 
 

@@ -111,6 +111,11 @@ class Layer(Protocol):
         """The runtime dropped the conversation's session (it may come back)."""
         ...
 
+    def inspect(self, conversation_id: str) -> dict[str, Any]:
+        """What the layer knows of the conversation in this process, as JSON data (the
+        playground's inspector; ``{}`` when nothing)."""
+        ...
+
     async def settled(self) -> None:
         """Wait until the layer's background work for every conversation is done."""
         ...

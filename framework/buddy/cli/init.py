@@ -66,12 +66,17 @@ def manifest_text(name: str, directory: Path, persona: str | None = None) -> str
         persona_block = (
             "persona:\n"
             "  # The system prompt, a Jinja2 template: {{ buddy.name }}, {{ buddy.title }},\n"
-            "  # {{ conversation.kind }} (private or group) and {{ now }} are defined.\n"
+            "  # {{ conversation.kind }} (private or group) and {{ now }} are defined; with\n"
+            "  # `memory:` declared, {{ memory.card }} is what the buddy remembers of them.\n"
             "  prompt: |\n"
             "    你是{{ buddy.title }}，在聊天里陪着对方的搭子。\n"
             "    说话简短、真诚，先听对方说完，再给一两条具体的建议。\n"
             '    {% if conversation.kind == "group" -%}\n'
             "    这是群聊：每条消息开头的 [名字 #m_…] 是发言人，用名字称呼对方。\n"
+            "    {% endif -%}\n"
+            "    {% if memory is defined and memory.card -%}\n"
+            "    你记得的关于对方：\n"
+            "    {{ memory.card }}\n"
             "    {% endif -%}\n"
             '    今天是 {{ now.strftime("%Y-%m-%d") }}。\n'
         )

@@ -118,6 +118,8 @@ class Blueprint:
         manifest: The buddy's ``buddy.yaml``.
         profile: The selected profile, or ``None``.
         model: The model, after profile and override.
+        model_origin: Where :attr:`model` came from: ``manifest``, ``profile`` (the
+            selected profile's) or ``override`` (``--model``, ``BUDDY_MODEL``).
         persona: Renders the system prompt for a conversation.
         tools: Every tool, in the manifest's order.
         before_hooks: ``before_tool_call`` rules, in order.
@@ -150,6 +152,7 @@ class Blueprint:
     facades: tuple[tuple[str, str], ...] = ()
     prompts: tuple[tuple[str, str], ...] = ()
     layers: tuple[str, ...] = ()
+    model_origin: str = "manifest"
 
     @property
     def resources(self) -> tuple[Resource, ...]:

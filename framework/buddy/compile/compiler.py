@@ -222,6 +222,11 @@ class _Compiler:
             manifest=self.source.path.resolve(),
             profile=profile,
             model=model,
+            model_origin="override"
+            if override is not None
+            else "profile"
+            if profile
+            else "manifest",
             persona=persona,
             tools=tools,
             before_hooks=before,

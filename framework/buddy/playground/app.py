@@ -109,6 +109,11 @@ class Playground(Protocol):
         """Everything the page shows, as JSON data."""
         ...
 
+    def layers(self, buddy: str, conversation_id: str) -> list[dict[str, Any]] | None:
+        """What each conversation layer of the running buddy ``buddy`` (its key) knows of
+        the conversation (``Layer.inspect``); ``None`` when no such buddy runs."""
+        ...
+
 
 def _host_name(header: str) -> str:
     """``127.0.0.1`` of ``127.0.0.1:8700``; ``[::1]`` of ``[::1]:8700``."""
@@ -164,6 +169,21 @@ def attach(app: FastAPI, session: Playground) -> None:
         require_loopback(request)
         require_admin(request, session.admin_token)
         return JSONResponse(session.state(), headers=_NO_STORE)
+
+    @router.get("/layers")
+    async def layers(request: Request) -> JSONResponse:
+        """The conversation layers' view of one conversation (the context inspector):
+        ``?buddy=<key>&conversation=<id>``, read after the token is checked."""
+        require_loopback(request)
+        require_admin(request, session.admin_token)
+        buddy = request.query_params.get("buddy", "")
+        conversation = request.query_params.get("conversation", "")
+        if not buddy or not conversation:
+            raise Reject(400, "invalid_request", "name the buddy and the conversation")
+        found = session.layers(buddy, conversation)
+        if found is None:
+            raise Reject(404, "not_found", f"no buddy {buddy!r} is running")
+        return JSONResponse({"layers": found}, headers=_NO_STORE)
 
     @router.get("/events")
     async def events(request: Request) -> Response:

@@ -323,6 +323,14 @@ class DevSession:
             "buddies": [self._describe(dev) for dev in self.buddies],
         }
 
+    def layers(self, buddy: str, conversation_id: str) -> list[dict[str, Any]] | None:
+        """What the conversation layers of the running buddy ``buddy`` know of the
+        conversation; ``None`` when it is not running."""
+        dev = next((d for d in self.buddies if d.key == buddy), None)
+        if dev is None or dev.server is None:
+            return None
+        return [layer.inspect(conversation_id) for layer in dev.server.buddy.layers]
+
     def _describe(self, dev: DevBuddy) -> dict[str, Any]:
         bp = dev.blueprint
         info: dict[str, Any] = {

@@ -169,7 +169,7 @@ class Agent:
             from buddy.platform.protocol.events import Event
 
             platform = await self.client.platform()
-            now = float((await platform.dev("GET", "/clock"))["time"])
+            now = platform.now()
             event = Event(
                 id=f"{conversation.id}-{next(self._events)}",
                 type="message",

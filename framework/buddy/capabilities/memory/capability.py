@@ -14,6 +14,7 @@ CAPABILITY = Capability(
     "记忆（conversation.memory 与 uses: memory.*）",
     platform="buddy.capabilities.memory.platform",
     page="buddy.capabilities.memory:playground.js",
+    playground="buddy.capabilities.memory.playground:panel",
     attribute="memory",
     layer="buddy.capabilities.memory.layer:make",
     facade="buddy.capabilities.memory.conversation:Memory",

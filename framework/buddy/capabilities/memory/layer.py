@@ -43,6 +43,7 @@ once per quarrel.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 from collections.abc import Mapping
@@ -121,8 +122,13 @@ RECONCILE_KEY = "companion.reconcile"
 RECENT_KEPT = 20
 #: The messages whose appraisal the mood remembers having felt.
 FELT_KEPT = 16
+#: How long a committed turn's acknowledgement waits for its facts to be stored (seconds).
+SAVE_WAIT = 10.0
 #: Reports kept per conversation, for the playground's context inspector.
 REPORTS_KEPT = 50
+#: The mood after each of the last messages that moved it, kept in ``auto:state`` for the
+#: playground's plot: ``[platform time, anger, sadness, trust]``.
+HISTORY_KEPT = 48
 _DEFAULTS = AutoMemory(
     auto=False,
     model=None,
@@ -165,6 +171,8 @@ class Mind:
         ledger: The facts, by memory key.
         mood: The character's state (``None``: no character).
         felt: The messages whose appraisal moved the mood.
+        history: ``[at, anger, sadness, trust]`` after each of them (the last
+            :data:`HISTORY_KEPT`).
         lore: The lore's counters; ``recent``: the user messages it scans.
         offered: The proposed fact the last prompt asked the model to ask about.
         asked: The fact the confirmation card on screen asks about.
@@ -177,11 +185,13 @@ class Mind:
         dropped: What the extractor said that was not kept, and why (newest last).
         reports: The context reports of the last turns.
         last_event: The event of the last turn.
+        pending: Event id → (its facts are taken in, they are stored).
     """
 
     ledger: dict[str, Entry] = field(default_factory=dict)
     mood: Mood | None = None
     felt: tuple[str, ...] = ()
+    history: list[list[float]] = field(default_factory=list)
     lore: LoreState = field(default_factory=LoreState)
     recent: list[str] = field(default_factory=list)
     offered: str | None = None
@@ -193,6 +203,7 @@ class Mind:
     dropped: list[str] = field(default_factory=list)
     reports: list[Report] = field(default_factory=list)
     last_event: str = ""
+    pending: dict[str, tuple[asyncio.Event, asyncio.Event]] = field(default_factory=dict)
 
 
 def make(
@@ -200,7 +211,8 @@ def make(
 ) -> Companion | None:
     """The layer for ``blueprint`` (``None`` when it declares none of memory, character
     and lore). Its extractor is ``layer_model`` if given, else a model of its own made
-    from ``memory.model``, else from the manifest's model (as the profile resolved it) —
+    from ``memory.model``, else from the run's model — and from the run's model whenever a
+    profile or ``--model`` chose it (an environment swaps every model) —
     never the turn's ``model`` object itself, so a scripted model that runs the turns is
     not also asked to extract. It is made when first needed (a cached start imports no
     model stack); one that cannot be made (its API key is missing) is logged once as a
@@ -212,7 +224,11 @@ def make(
     lore = sections.get("lore")
     if memory is None and character is None and lore is None:
         return None
+    # memory.model is the manifest's choice; a profile or --model replaces every model of
+    # the run (CI's `test`, a local model in dev), the extractor's too.
     named = memory.model if isinstance(memory, AutoMemory) else None
+    if blueprint.model_origin != "manifest":
+        named = None
     return Companion(
         client,
         memory if isinstance(memory, AutoMemory) else _DEFAULTS,
@@ -282,19 +298,32 @@ class Companion:
         text = str(event.payload.get("text") or "") if event.type == "message" else ""
         again = event.id == mind.last_event  # the same event run again: taken in already
         mind.last_event = str(event.id)
+        ready = asyncio.Event()  # the message's facts are in the mind (writes may go on)
+        ready.set()
         if text and not again:
             mind.recent = [*mind.recent, text[:SCAN_TEXT_CHARS]][-RECENT_KEPT:]
             if self.memory.auto or self.character is not None or mind.asked is not None:
-                self.jobs.submit(cid, lambda: self._extract(conversation, mind, event, text))
-        settled = await self.jobs.settled(cid, self.memory.wait_ms / 1000)
-        return self._layered(conversation, mind, event, settled)
+                ready.clear()
+                saved = asyncio.Event()
+                mind.pending[str(event.id)] = (ready, saved)
+                self.jobs.submit(
+                    cid, lambda: self._extract(conversation, mind, event, text, ready, saved)
+                )
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(ready.wait(), self.memory.wait_ms / 1000)
+        return self._layered(conversation, mind, event, ready.is_set())
 
     async def after(self, conversation: Any, event: Any, turn: Mapping[str, Any]) -> None:
         """The turn was committed: the layer's deferred writes may go on; a confirmation
-        card the model sent is remembered; a reconcile that spoke is done."""
+        card the model sent is remembered; a reconcile that spoke is done. When the
+        message's facts were taken in time, this waits (at most :data:`SAVE_WAIT`) for
+        them to be written, so the event is acknowledged only once they are stored: a
+        process that dies before has its event delivered again, and applies it then.
+        Facts still being extracted are not waited for — the conversation goes on."""
         mind = self.minds.get(conversation.id)
         if mind is None:
             return
+        ready, saved = mind.pending.pop(str(event.id), (None, None))
         question = turn.get("question")
         if isinstance(question, Mapping) and list(question.get("options") or []) == [
             CONFIRM_YES,
@@ -305,10 +334,38 @@ class Companion:
         if event.type == "proactive" and event.payload.get("subscription_key") == RECONCILE_KEY:
             self.jobs.submit(conversation.id, lambda: self._reconciled(conversation, mind))
         self.jobs.submit(conversation.id, lambda: self._save(conversation, mind))
+        if ready is not None and saved is not None and ready.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(saved.wait(), SAVE_WAIT)
 
     def closed(self, conversation_id: str) -> None:
         """Forget the conversation (it is read again from the platform when it returns)."""
         self.minds.pop(conversation_id, None)
+
+    def inspect(self, conversation_id: str) -> dict[str, Any]:
+        """The context reports of the conversation's last turns (newest last), what its
+        last extractions did and dropped, and the layer's counters."""
+        mind = self.minds.get(conversation_id)
+        counters = {"calls": self.calls, "messages": self.messages, "dropped": self.dropped}
+        counters["failures"] = self.jobs.failures
+        if mind is None:
+            return {"counters": counters}
+        return {
+            "counters": counters,
+            "reports": [
+                {
+                    "event": r.event,
+                    "at": r.at,
+                    "settled": r.settled,
+                    "budget": r.budget,
+                    "parts": [{"name": n, "chars": c} for n, c in r.parts],
+                    "left_out": [{"name": n, "reason": why} for n, why in r.left_out],
+                }
+                for r in mind.reports
+            ],
+            "outcomes": [{"kind": o.kind, "key": o.key, "reason": o.reason} for o in mind.outcomes],
+            "dropped": list(mind.dropped),
+        }
 
     async def settled(self) -> None:
         """Wait for every conversation's jobs submitted so far."""
@@ -368,10 +425,33 @@ class Companion:
 
     # ----------------------------------------------------------------- extraction
 
-    async def _extract(self, conversation: Any, mind: Mind, event: Any, text: str) -> None:
-        """One user message: confirm, or extract and apply; then store."""
+    async def _extract(
+        self,
+        conversation: Any,
+        mind: Mind,
+        event: Any,
+        text: str,
+        ready: asyncio.Event,
+        saved: asyncio.Event,
+    ) -> None:
+        """One user message: confirm, or extract and apply (then ``ready`` is set: the
+        turn waiting for it goes on); then store (then ``saved``)."""
         now = float(event.created_at)
         message = str(event.id)
+        try:
+            try:
+                await self._take(conversation, mind, text, now, message)
+            finally:
+                ready.set()  # done or failed: the turn goes on with what is known
+            await self._reconcile(conversation, mind, now)
+            await self._save(conversation, mind)
+        finally:
+            saved.set()  # stored, or nothing to store after a failure
+
+    async def _take(
+        self, conversation: Any, mind: Mind, text: str, now: float, message: str
+    ) -> None:
+        """The message's facts into the mind: an answer to the card, or extraction."""
         await self._refresh(conversation, mind)
         self.messages += 1
         answer = text.strip()
@@ -392,8 +472,6 @@ class Companion:
         mind.ledger, gone = evict(self.memory, mind.ledger, now)
         if gone:
             log.info("automatic memory of %s evicted %d facts", conversation.id, len(gone))
-        await self._reconcile(conversation, mind, now)
-        await self._save(conversation, mind)
 
     async def _facts(self, text: str) -> Extracted:
         """The message's facts and appraisal: patterns first, the model once if needed."""
@@ -432,8 +510,10 @@ class Companion:
                 care=float(raw.get("care", 0.0)),
                 explained=bool(raw.get("explained", False)),
             )
-            mind.mood = felt(mood, self.character, appraisal, now)
+            mind.mood = m = felt(mood, self.character, appraisal, now)
             mind.felt = (*mind.felt, message)[-FELT_KEPT:]
+            point = [round(now, 3), *(round(v, 4) for v in (m.anger, m.sadness, m.trust))]
+            mind.history = [*mind.history, point][-HISTORY_KEPT:]
 
     def _extractor(self) -> Model | None:
         """The extractor, made from its spec on first use (``None``: it cannot be)."""
@@ -538,6 +618,12 @@ class Companion:
             except TypeError:
                 mind.mood = None
         mind.felt = tuple(str(m) for m in state.get("felt", ()))
+        history = state.get("history", [])
+        mind.history = [
+            [float(v) for v in point]
+            for point in (history if isinstance(history, list) else [])
+            if isinstance(point, list) and len(point) == 4
+        ][-HISTORY_KEPT:]
         asked = state.get("asked")
         mind.asked = asked if isinstance(asked, str) and asked in ledger else None
         reconcile = state.get("reconcile", "")
@@ -557,6 +643,8 @@ class Companion:
     def _wanted(self, mind: Mind) -> dict[str, str]:
         wanted = {key: encode(entry) for key, entry in mind.ledger.items()}
         state: dict[str, Any] = {"felt": list(mind.felt), "reconcile": mind.reconcile}
+        if mind.history:
+            state["history"] = mind.history
         if mind.mood is not None:
             state["mood"] = asdict(mind.mood)
         if mind.asked is not None:

@@ -76,6 +76,11 @@ class InProcessPlatform:
         created = await self.dev("POST", "/conversations", body)
         return str(created["id"])
 
+    def now(self) -> float:
+        """The platform clock (seconds since the epoch, advanced as ``POST /dev/clock``
+        moves it), read in process."""
+        return float(self._app.state.platform.clock.time())
+
     async def dev(self, method: str, path: str, body: Mapping[str, Any] | None = None) -> Json:
         """One dev endpoint (``path`` under ``/dev``), as the admin.
 
