@@ -185,8 +185,16 @@ def test_import_v2_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     code, out, err = _run(["import-card", str(source), "--dir", str(tmp_path)], capsys)
     assert code == 0, err
     target = tmp_path / "seraphina"
-    assert sorted(p.name for p in target.iterdir()) == ["buddy.yaml", "card.json", "lore"]
+    assert sorted(p.name for p in target.iterdir()) == [
+        ".gitignore",
+        "buddy.yaml",
+        "card.json",
+        "lore",
+        "tests",
+    ]
     assert f"created {target.as_posix()}/buddy.yaml" in out
+    assert f"created {target.as_posix()}/tests/smoke.yaml" in out
+    assert f"created {target.as_posix()}/.gitignore" in out
     assert "name `seraphina` from the card's name" in out
     assert json.loads((target / "card.json").read_text(encoding="utf-8")) == V2
 
@@ -213,6 +221,31 @@ def test_import_v2_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     assert "The glade is safe." not in prompt  # the lorebook stays in card.json
     assert blueprint.persona.render(kind="group") == prompt
     assert main(["validate", str(target)]) == 0
+
+
+def test_an_imported_buddy_passes_its_smoke_scenario(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A project with the committed schemas, as this repository has.
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "scenario.schema.json").write_text("{}\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("BUDDY_MODEL", raising=False)
+    monkeypatch.delenv("BUDDY_PROFILE", raising=False)
+    source = _write_json(tmp_path / "sera.json", V2)
+    code, out, err = _run(["import-card", str(source), "--dir", "manifests"], capsys)
+    assert code == 0, err
+    assert "buddy test manifests/seraphina" in out
+    smoke = (tmp_path / "manifests" / "seraphina" / "tests" / "smoke.yaml").read_text("utf-8")
+    assert smoke.startswith("# yaml-language-server: $schema=../../../docs/scenario.schema.json\n")
+    assert "# `buddy test seraphina` runs this offline" in smoke
+    code, out, err = _run(["test", "manifests/seraphina"], capsys)
+    assert (code, err) == (0, "")
+    assert out.splitlines() == [
+        "PASS 打个招呼 (manifests/seraphina/tests/smoke.yaml:5)",
+        "1 passed, 0 failed",
+    ]
 
 
 def test_import_v3_json(tmp_path: Path) -> None:

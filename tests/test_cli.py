@@ -24,7 +24,8 @@ persona:
 
 def test_validate_examples_exit_0(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["validate", str(REPO / "manifests")]) == 0
-    assert "3 buddies valid" in capsys.readouterr().err
+    captured = capsys.readouterr()
+    assert (captured.out, captured.err) == ("ok: 3 buddies valid\n", "")
 
 
 def test_validate_text_reports_every_problem(
@@ -36,6 +37,20 @@ def test_validate_text_reports_every_problem(
     assert "buddy.yaml:1:7: error:" in out
     assert "buddy.yaml:5:3: error: unknown key `style`" in out
     assert "hint:" in out
+
+
+def test_validate_summary_ok_on_stdout_problem_count_on_stderr(
+    write: Write, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write({"buddy.yaml": MINIMAL})
+    assert main(["validate", str(path)]) == 0
+    captured = capsys.readouterr()
+    assert (captured.out, captured.err) == ("ok: 1 buddy valid\n", "")
+    path.write_text(BROKEN, encoding="utf-8")
+    assert main(["validate", str(path)]) == 1
+    captured = capsys.readouterr()
+    assert "ok:" not in captured.out
+    assert captured.err == "2 problem(s) in 1 of 1 buddy\n"
 
 
 def test_validate_json_is_normative(write: Write, capsys: pytest.CaptureFixture[str]) -> None:

@@ -14,10 +14,12 @@ from pathlib import Path
 
 import pytest
 
+import buddy
 from buddy.cli.main import main
+from buddy.compile.render import render_markdown
 from buddy.review import Side, compare
 from buddy.review.report import COMMENT_MARKER, markdown
-from tests.conftest import REPO
+from tests.conftest import REPO, Write
 
 PLAIN = """\
 name: plain
@@ -93,7 +95,7 @@ def test_a_changed_prompt_is_a_unified_diff_of_the_view(
         "changed files it depends on: plain/buddy.yaml\n"
         "--- a/plain (old)\n"
         "+++ b/plain (new)\n"
-        "@@ -14,7 +14,7 @@ ## System prompt (private conversation, now = 2026-01-05T09:00:00+08:00)\n"
+        "@@ -16,7 +16,7 @@ ## System prompt (private conversation, now = 2026-01-05T09:00:00+08:00)\n"
         " ## System prompt (private conversation, now = 2026-01-05T09:00:00+08:00)\n"
         " \n"
         " ```text\n"
@@ -590,3 +592,71 @@ def test_a_changed_relation_spec_shows_in_every_buddy_using_it(
     assert code == 0
     assert out.count('-  "conflict": "last_write_wins",\n+  "conflict": "dispute",\n') == 2
     assert "2 buddies compared: 2 changed" in out
+
+
+BROKEN = (
+    PLAIN
+    + """\
+tools:
+  - name: log
+    description: 记一笔。
+    parameters: { type: object }
+    handler: plugins.missing:log
+"""
+)
+
+
+def test_a_tree_where_nothing_compiles_says_so_and_fails_exit_code(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A copied manifests/ folder without the project's plugins/: nothing compiles on
+    # either side, and "no changes" would tell the reviewer nothing.
+    (tmp_path / "pyproject.toml").write_text("")
+    for side in ("old", "new"):
+        for name in ("a", "b"):
+            _buddy(tmp_path / side, name, BROKEN.replace("plain", name))
+    code, out, _ = _run(
+        ["diff", str(tmp_path / "old"), str(tmp_path / "new"), "--exit-code"], capsys
+    )
+    assert code == 1
+    assert out.startswith(
+        f"buddy diff {tmp_path}/old -> {tmp_path}/new: nothing compiled: 2 buddies compared, "
+        "none compiles on either side"
+    )
+    assert out.count("compiles on neither side\n") == 2
+    assert "error: module `plugins.missing` not found" in out
+    assert _run(["diff", str(tmp_path / "old"), str(tmp_path / "new")], capsys)[0] == 0
+
+
+def test_one_buddy_compiling_on_neither_side_is_named_beside_the_others(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "pyproject.toml").write_text("")
+    for side in ("old", "new"):
+        _buddy(tmp_path / side, "a", BROKEN.replace("plain", "a"))
+        _buddy(tmp_path / side, "b", PLAIN.replace("plain", "b"))
+    code, out, _ = _run(
+        ["diff", str(tmp_path / "old"), str(tmp_path / "new"), "--exit-code"], capsys
+    )
+    assert code == 0  # b compiled and is the same; a is reported, not a change
+    assert "no changes: 2 buddies compared, every compiled view is the same; 1 compile on" in out
+    assert "=== a: compiles on neither side" in out
+
+
+def test_render_names_every_profile_and_what_chose_the_model(write: Write) -> None:
+    path = write(
+        {"buddy.yaml": PLAIN + "profiles:\n  dev: { model: ollama:qwen3 }\n  ci: { model: test }\n"}
+    )
+    shown = render_markdown(buddy.load(path))
+    assert "From the manifest.\n" in shown
+    assert "## Profiles (2)\n\n- `dev`: `ollama:qwen3`\n- `ci`: `test:test`\n" in shown
+    assert "From the profile `ci`, over the manifest's `offline:offline`." in render_markdown(
+        buddy.load(path, profile="ci")
+    )
+    assert (
+        "From `--model` / `BUDDY_MODEL`, over the profile `dev`'s `ollama:qwen3`."
+        in render_markdown(buddy.load(path, profile="dev", model="offline"))
+    )
+    assert "over the manifest's `offline:offline`" in render_markdown(
+        buddy.load(path, model="test")
+    )

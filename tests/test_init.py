@@ -5,13 +5,15 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
 
 import buddy
-from buddy.cli.init import manifest_text, slug
+from buddy.cli.init import GITIGNORE, manifest_text, slug, write_gitignore
 from buddy.cli.main import main
+from buddy.compile.cache import cache_file
 from buddy.testing.scenarios import read_suite, run_scenario
 from tests.conftest import REPO
 
@@ -49,9 +51,12 @@ def test_init_validate_render_test(
     monkeypatch.chdir(tmp_path)
     code, out, _ = _run(["init", "demo"], capsys)
     assert code == 0
-    assert out.startswith("created demo/buddy.yaml\ncreated demo/tests/smoke.yaml\n")
+    assert out.startswith(
+        "created demo/buddy.yaml\ncreated demo/tests/smoke.yaml\ncreated demo/.gitignore\n"
+    )
     assert "buddy validate demo" in out
     assert main(["validate", "demo"]) == 0
+    assert capsys.readouterr().out == "ok: 1 buddy valid\n"
     assert main(["render", "demo"]) == 0
     view = capsys.readouterr().out
     assert view.startswith("# demo (`demo`)\n")
@@ -72,6 +77,42 @@ def test_buddy_test_passes_on_a_new_buddy(
     assert main(["init", "demo"]) == 0
     assert main(["test", "demo"]) == 0
     capsys.readouterr()
+
+
+def test_git_ignores_the_compiled_buddy_cache_and_bytecode(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    monkeypatch.delenv("BUDDY_NO_CACHE", raising=False)
+    assert main(["init", "demo", "--dir", str(tmp_path)]) == 0
+    assert f"created {(tmp_path / 'demo' / '.gitignore').as_posix()}\n" in capsys.readouterr().out
+    demo = tmp_path / "demo"
+    buddy.load(demo)  # writes the cache
+    cached = cache_file(demo / "buddy.yaml", None, None)
+    assert cached.is_file()
+    (demo / "plugins").mkdir()
+    (demo / "plugins" / "tools.pyc").write_bytes(b"")
+    listed = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=all"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.splitlines()
+    assert sorted(listed) == [
+        "?? demo/.gitignore",
+        "?? demo/buddy.yaml",
+        "?? demo/tests/smoke.yaml",
+    ]
+
+
+def test_an_existing_gitignore_is_left_as_it_is(tmp_path: Path) -> None:
+    (tmp_path / ".gitignore").write_text("mine\n")
+    assert write_gitignore(tmp_path) is None
+    assert (tmp_path / ".gitignore").read_text() == "mine\n"
+    (tmp_path / "new").mkdir()
+    assert write_gitignore(tmp_path / "new") == tmp_path / "new" / ".gitignore"
+    assert (tmp_path / "new" / ".gitignore").read_text(encoding="utf-8") == GITIGNORE
 
 
 def test_the_manifest_is_offline_with_a_ci_profile(tmp_path: Path) -> None:

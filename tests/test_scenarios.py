@@ -494,6 +494,67 @@ def test_usage_errors(tiny: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert "no scenario files" in capsys.readouterr().err
 
 
+def test_a_buddy_without_scenarios_is_reported(
+    tiny: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tiny.parent / "quiet").mkdir()
+    (tiny.parent / "quiet" / "buddy.yaml").write_text(TINY.replace("name: tiny", "name: quiet"))
+    assert cli.test(["."], None, "report.xml", "打招呼") == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "no scenarios: quiet (add tests/*.yaml)",
+        "PASS 打招呼 (tiny/tests/chat.yaml:2)",
+        "(1 deselected by -k '打招呼')",
+        "1 passed, 0 failed",
+    ]
+    root = ET.parse("report.xml").getroot()
+    assert (root.get("tests"), root.get("failures"), root.get("skipped")) == ("2", "0", "1")
+    (case,) = [c for c in root.iter("testcase") if c.get("name") == "(no scenarios)"]
+    assert (case.get("classname"), case.get("file")) == ("quiet", "quiet")
+    assert case.find("skipped") is not None
+
+    assert cli.test(["."], None, "report.xml", "打招呼", require_scenarios=True) == 1
+    assert capsys.readouterr().out.splitlines() == [
+        "FAIL quiet (no scenarios: add tests/*.yaml)",
+        "PASS 打招呼 (tiny/tests/chat.yaml:2)",
+        "(1 deselected by -k '打招呼')",
+        "1 passed, 1 failed",
+    ]
+    root = ET.parse("report.xml").getroot()
+    assert (root.get("tests"), root.get("failures"), root.get("skipped")) == ("2", "1", "0")
+    from buddy.cli.main import main
+
+    assert main(["test", ".", "--require-scenarios"]) == 1
+    assert "FAIL quiet (no scenarios" in capsys.readouterr().out
+
+
+def test_profile_compiles_each_buddy_with_that_profile(
+    tiny: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from buddy.cli.main import main
+    from buddy.testing import scenarios
+
+    (tiny / "buddy.yaml").write_text(TINY + "profiles:\n  ci: { model: offline }\n")
+    models: list[str] = []
+    real = scenarios.run_scenario
+
+    async def spy(blueprint: Any, *args: Any, **kwargs: Any) -> Any:
+        models.append(blueprint.model.ref)
+        return await real(blueprint, *args, **kwargs)
+
+    monkeypatch.setattr(scenarios, "run_scenario", spy)
+    monkeypatch.delenv("BUDDY_PROFILE", raising=False)
+    assert main(["test", "tiny", "-k", "打招呼"]) == 0
+    assert main(["test", "tiny", "-k", "打招呼", "--profile", "ci"]) == 0
+    monkeypatch.setenv("BUDDY_PROFILE", "ci")
+    assert main(["test", "tiny", "-k", "打招呼"]) == 0
+    assert models == ["test:test", "offline:offline", "offline:offline"]  # still scripted
+    capsys.readouterr()
+    assert main(["test", "tiny", "--profile", "nope"]) == 1
+    out = capsys.readouterr().out
+    assert "FAIL tiny/tests/chat.yaml (its buddy is invalid)" in out
+    assert "unknown profile `nope` [profiles] (unknown-profile)" in out
+
+
 def test_an_invalid_buddy_fails_its_scenario_files(
     tiny: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

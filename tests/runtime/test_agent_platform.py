@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 import buddy
-from buddy.errors import PlatformError
+from buddy.errors import PlatformError, ToolError
 from buddy.platform.conversation import Conversation, Resources
 from buddy.platform.dev.inprocess import BUDDY_ID
 from buddy.runtime.agent import DetachedClient
@@ -85,16 +85,17 @@ async def test_unknown_datasets_and_ungranted_ones_answer_as_on_the_platform(
     assert caught.value.reason
 
 
-async def test_a_record_that_breaks_its_schema_is_refused_with_the_platforms_reason(
+async def test_a_record_that_breaks_its_schema_is_refused_with_its_reason(
     write: Write,
 ) -> None:
+    # Checked against the module's schema before the request (issue 14): Python code gets
+    # the field and the rule, not the platform's bare 400.
     async with buddy.Agent(_logger(write), TestModel()) as agent:
         widget = agent.conversation.widget
         created = await widget.create("log", "这周")
-        with pytest.raises(PlatformError) as caught:
+        with pytest.raises(ToolError) as caught:
             await widget.write_record(created["id"], "nights", "r1", {"note": 3})
-    assert caught.value.status == 400
-    assert "note" in caught.value.reason
+    assert "`data.note` 应为文本，收到 3" in str(caught.value)
 
 
 async def test_calls_made_in_parallel_on_a_fresh_client_share_one_conversation() -> None:

@@ -26,8 +26,9 @@ def _say(command: str, text: str) -> None:
 def import_card(file: str, parent_dir: str, name: str | None) -> int:
     """``buddy import-card FILE [--dir PARENT] [--name SLUG]``.
 
-    Creates ``PARENT/NAME/`` with ``buddy.yaml``, ``card.json`` (the whole card) and, for a
-    PNG card, ``card.png`` (its picture).
+    Creates ``PARENT/NAME/`` with ``buddy.yaml``, ``card.json`` (the whole card), for a
+    PNG card ``card.png`` (its picture), and, as ``buddy init`` does, a smoke scenario
+    ``tests/smoke.yaml`` and a ``.gitignore``.
 
     Returns:
         0 when created; 1 when ``FILE`` is not a valid card (or the new buddy does not
@@ -80,11 +81,19 @@ def import_card(file: str, parent_dir: str, name: str | None) -> int:
         _say(command, str(exc))
         return EXIT_INVALID
 
+    from buddy.cli.init import scenario_text, write_gitignore
+
+    # The smoke scenario `buddy init` writes: the card's persona does not change it, and
+    # `buddy test` on a directory of buddies then has something to run for this one.
+    files["tests/smoke.yaml"] = scenario_text(name, target.resolve()).encode("utf-8")
     target.mkdir(parents=True)
     for filename, content in files.items():
         (target / filename).parent.mkdir(parents=True, exist_ok=True)
         (target / filename).write_bytes(content)
         print(f"created {(target / filename).as_posix()}")
+    ignore = write_gitignore(target)
+    if ignore is not None:
+        print(f"created {ignore.as_posix()}")
     if source:
         print(f"name `{name}` from {source} (choose another with --name)")
 
@@ -97,7 +106,7 @@ def import_card(file: str, parent_dir: str, name: str | None) -> int:
         return EXIT_INVALID
     shown = target.as_posix()
     print(
-        f"next: buddy validate {shown} && buddy render {shown}\n"
+        f"next: buddy validate {shown} && buddy render {shown} && buddy test {shown}\n"
         f"      buddy chat {shown} --model offline"
     )
     return EXIT_OK

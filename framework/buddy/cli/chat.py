@@ -3,19 +3,41 @@
 Everything goes through the real platform protocol on loopback: the buddy process's
 HTTP calls and gateway, the platform's storage and limits. Lines come from stdin, so a
 chat can be scripted (``printf '你好\\n' | buddy chat …``). A number answers a question
-card; ``y``/``n`` answers a data-access card; ``/quit`` ends.
+card; ``y``/``n`` answers a data-access card; ``/help``, ``/tools``, ``/call`` and
+``/quit`` are the chat's own commands (:data:`COMMANDS`). The terminal's lines are
+Chinese, as the buddy's are: the chat is the end user's side of the conversation.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import re
 import sys
 import tempfile
+import unicodedata
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-__all__ = ["chat"]
+if TYPE_CHECKING:
+    from buddy.compile.blueprint import ToolSpec
+
+__all__ = ["COMMAND", "COMMANDS", "RESUMED_SHOWN", "chat"]
+
+# A command is a slash and ASCII letters opening the line, then a space or the line's end:
+# "/ 你好", "/好的", "/usr/bin 是什么" are messages like any other, sent as typed.
+COMMAND = re.compile(r"/([A-Za-z]+)(?:\s+(.*))?", re.S)
+# What /help prints, one line per input the chat understands.
+COMMANDS = (
+    ("/help", "列出这些命令"),
+    ("/tools", "列出这只搭子的工具：名字、种类、运行时给用户看的标签"),
+    ("/call 工具名 {json}", "让离线模型（--model offline）用这些参数调用工具；只打 /call 看用法"),
+    ("/quit", "结束（输入结束时也一样）"),
+    ("数字", "题卡开着时：选第几个选项"),
+    ("y / n", "授权卡开着时：同意 / 拒绝（也认 yes、no、同意、拒绝）"),
+)
+# A resumed chat shows this many of the earlier messages.
+RESUMED_SHOWN = 10
 
 
 def _short(value: Any, limit: int = 240) -> str:
@@ -24,9 +46,15 @@ def _short(value: Any, limit: int = 240) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def _columns(text: str) -> int:
+    """How many terminal columns ``text`` takes (CJK characters take two)."""
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
 class _Terminal:
-    def __init__(self, out: TextIO) -> None:
+    def __init__(self, out: TextIO, title: str) -> None:
         self.out = out
+        self.title = title
         self.seen: set[str] = set()
         self.turns_seen = 0
         self.question: dict[str, Any] | None = None
@@ -47,27 +75,107 @@ class _Terminal:
                     self.say(f"  {mark} {body}")
         self.turns_seen = len(turns)
 
-    def messages(self, transcript: list[dict[str, Any]], title: str) -> None:
+    def messages(self, transcript: list[dict[str, Any]], *, mine: bool = False) -> None:
+        """Print the buddy's new messages (and, with ``mine``, the user's as ``我：``)."""
         for message in transcript:
             if message["id"] in self.seen:
                 continue
             self.seen.add(message["id"])
             if message["sender"] != "buddy":
+                if mine:
+                    self.question = None  # any later line closed it, as in _send
+                    self.say(f"我：{message['body'].get('text', '')}")
                 continue
             body = message["body"]
             kind = message["kind"]
             if kind == "text":
-                self.say(f"{title}：{body['text']}")
+                self.say(f"{self.title}：{body['text']}")
             elif kind == "question":
                 self.question = {"id": message["id"], **body}
-                self.say(f"{title}问：{body['question']}")
+                self.say(f"{self.title}问：{body['question']}")
                 for number, option in enumerate(body["options"], 1):
                     self.say(f"  {number}) {option}")
             elif kind == "consent":
-                self.consent = body
-                self.say(f"[授权卡] {body.get('reason', '')}（y 同意 / n 拒绝）")
+                self.card(body)
             elif kind == "widget":
                 self.say(f"[小挂件] {body.get('widget_id')}")
+
+    def card(self, body: dict[str, Any]) -> None:
+        """A consent card: its reason, its answer or how to give one, the datasets it asks for."""
+        status = body.get("status", "pending")
+        if status == "pending":
+            self.consent = body
+        answer = {"granted": "已同意", "denied": "已拒绝"}.get(status, "y 同意 / n 拒绝")
+        self.say(f"[授权卡] {body.get('reason', '')}（{answer}）")
+        for dataset in body.get("datasets") or ():
+            purpose = f"：{dataset['purpose']}" if dataset.get("purpose") else ""
+            self.say(f"  · {dataset.get('title', dataset['id'])}（{dataset['id']}）{purpose}")
+
+    def resume(self, transcript: list[dict[str, Any]], turns: list[dict[str, Any]]) -> None:
+        """Show where an earlier chat on the same database stopped."""
+        self.turns_seen = len(turns)
+        if not transcript:
+            return
+        self.say(f"（接着上次的对话：{len(turns)} 轮）")
+        hidden = transcript[:-RESUMED_SHOWN]
+        if hidden:
+            self.seen.update(m["id"] for m in hidden)
+            self.say(f"（更早的 {len(hidden)} 条消息没有显示）")
+        self.messages(transcript, mine=True)
+        self.say("（以上是上次的对话）")
+
+    def help(self) -> None:
+        width = max(_columns(key) for key, _ in COMMANDS) + 2
+        self.say("命令：")
+        for key, meaning in COMMANDS:
+            self.say(f"  {key}{' ' * (width - _columns(key))}{meaning}")
+        self.say("其余的行都作为消息发给搭子；以 / 加英文字母开头的认不出的命令不会发出去。")
+
+    def tools(self, tools: tuple[ToolSpec, ...]) -> None:
+        if not tools:
+            self.say("这只搭子没有工具。")
+            return
+        self.say(f"工具（{len(tools)} 个，模型看到的名字和顺序）：")
+        name_width = max(len(t.name) for t in tools) + 2
+        kind_width = max(len(str(t.kind)) for t in tools) + 2
+        for tool in tools:
+            line = f"  {tool.name.ljust(name_width)}{str(tool.kind).ljust(kind_width)}{tool.label}"
+            self.say(line.rstrip())
+
+    def call_usage(self, tools: tuple[ToolSpec, ...], problem: str = "") -> None:
+        if problem:
+            self.say(f"{problem}，这一行没有发出去。")
+        self.say("用法：/call 工具名 {json 参数}（参数可以不写，就是 {}）")
+        self.say(f"工具：{'、'.join(t.name for t in tools) or '无'}（/tools 列出详情）")
+
+
+def _command(terminal: _Terminal, tools: tuple[ToolSpec, ...], found: re.Match[str]) -> str:
+    """Carry out a chat command (``/quit`` is the caller's); what to send, ``""`` for nothing."""
+    word, rest = found.group(1).lower(), (found.group(2) or "").strip()
+    if word == "help":
+        terminal.help()
+    elif word == "tools":
+        terminal.tools(tools)
+    elif word == "call":
+        name, _, arguments = rest.partition(" ")
+        if not name:
+            terminal.call_usage(tools)
+            return ""
+        try:
+            parsed = json.loads(arguments) if arguments.strip() else {}
+        except json.JSONDecodeError as exc:
+            terminal.call_usage(
+                tools, f"{name} 的参数不是 JSON（{exc.msg}，第 {exc.pos + 1} 个字符）"
+            )
+            return ""
+        if not isinstance(parsed, dict):
+            terminal.call_usage(tools, f"{name} 的参数要是一个 JSON 对象 {{…}}")
+            return ""
+        # An unknown tool is sent all the same: the runtime's error lists the tools.
+        return found.group(0)
+    else:
+        terminal.say(f"没有 /{word} 这个命令（/help 列出命令），这一行没有发出去。")
+    return ""
 
 
 async def _run(
@@ -108,8 +216,9 @@ async def _run(
                 private[0] if private else await platform.conversation(identity, "private", ["我"])
             )
             cid = conversation["id"]
-            terminal = _Terminal(out)
+            terminal = _Terminal(out, blueprint.title)
             terminal.say(f"和 {blueprint.title} 聊天（模型 {blueprint.model.ref}；/quit 结束）")
+            terminal.resume(await platform.transcript(cid), await platform.turns(cid))
             async with running_buddy(platform, blueprint, model, tokens["dev_token"]):
                 loop = asyncio.get_running_loop()
                 while True:
@@ -117,14 +226,17 @@ async def _run(
                     if not line:
                         break
                     text = line.strip()
+                    command = COMMAND.fullmatch(text)
+                    if command is not None:
+                        if command.group(1).lower() == "quit":
+                            break
+                        text = _command(terminal, blueprint.tools, command)
                     if not text:
                         continue
-                    if text == "/quit":
-                        break
                     await _send(platform, terminal, cid, text)
                     await platform.wait_acked(identity, timeout=300)
                     terminal.steps(await platform.turns(cid))
-                    terminal.messages(await platform.transcript(cid), blueprint.title)
+                    terminal.messages(await platform.transcript(cid))
     return 0
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from collections.abc import Iterator, Sequence
 from datetime import datetime
@@ -12,20 +13,33 @@ from pathlib import Path
 from buddy.compile.project import searched
 from buddy.errors import Issue
 
-__all__ = ["find_manifests", "render", "schema", "schema_text", "validate"]
+__all__ = ["find_manifests", "is_base", "render", "schema", "schema_text", "validate"]
+
+
+#: A base manifest's mark, as written at the top level (``abstract: true``).
+_ABSTRACT = re.compile(r"^abstract:[ \t]*true[ \t]*(?:#.*)?$", re.MULTILINE)
+
+
+def is_base(manifest: Path) -> bool:
+    """Whether ``manifest`` marks itself a base for ``extends`` (``abstract: true``)."""
+    try:
+        return bool(_ABSTRACT.search(manifest.read_text(encoding="utf-8", errors="replace")))
+    except OSError:
+        return False
 
 
 def find_manifests(path: Path) -> Iterator[Path]:
-    """``path`` itself when a file; else every ``buddy.yaml`` under it, sorted."""
+    """``path`` itself when a file; else every ``buddy.yaml`` under it, sorted — bases
+    (``abstract: true``) left out: they are not buddies."""
     if path.is_file():
         yield path
         return
-    if (path / "buddy.yaml").is_file():
+    if (path / "buddy.yaml").is_file() and not is_base(path / "buddy.yaml"):
         yield path / "buddy.yaml"
         return
     for dirpath, dirnames, filenames in os.walk(path):
         dirnames[:] = sorted(d for d in dirnames if searched(d))
-        if "buddy.yaml" in filenames:
+        if "buddy.yaml" in filenames and not is_base(Path(dirpath) / "buddy.yaml"):
             yield Path(dirpath) / "buddy.yaml"
 
 
@@ -106,7 +120,8 @@ def validate(paths: Sequence[str], fmt: str, *, profile: str | None, model: str 
                 f"{len(issues)} problem(s) in {invalid} of {count} {noun}{noted}", file=sys.stderr
             )
         else:
-            print(f"ok: {count} {noun} valid{noted}", file=sys.stderr)
+            # A clean run's verdict is its output; the problem count above is a diagnostic.
+            print(f"ok: {count} {noun} valid{noted}")
     return 1 if issues else 0
 
 

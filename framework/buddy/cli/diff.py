@@ -26,10 +26,11 @@ def diff(paths: Sequence[str], git_rev: str | None, fmt: str, exit_code: bool) -
             paths that limit which buddies are compared (all when empty).
         git_rev: Compare this revision with the work tree instead of two paths.
         fmt: ``text`` or ``markdown`` (a pull-request comment).
-        exit_code: Exit 1 when anything changed.
+        exit_code: Exit 1 when anything changed, or when nothing compiled on either side.
 
     Returns:
-        0, or 1 with ``exit_code`` when anything changed; 2 on a usage error (a missing
+        0, or 1 with ``exit_code`` when anything changed or nothing compiled; 2 on a
+        usage error (a missing
         path, no buddies, not a git repository, an unknown revision).
     """
     try:
@@ -38,7 +39,10 @@ def diff(paths: Sequence[str], git_rev: str | None, fmt: str, exit_code: bool) -
         print(f"buddy diff: {exc}", file=sys.stderr)
         return EXIT_USAGE
     sys.stdout.write(markdown(report) if fmt == "markdown" else text(report))
-    return EXIT_CHANGED if exit_code and report.changed else EXIT_OK
+    # Nothing compiled: "no changes" would be no review at all — under --exit-code that
+    # fails as a change does.
+    failed = report.changed or report.nothing_compiled
+    return EXIT_CHANGED if exit_code and failed else EXIT_OK
 
 
 def _side(raw: str) -> tuple[Path, tuple[Path, ...], str]:

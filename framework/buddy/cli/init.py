@@ -16,7 +16,7 @@ from buddy.errors import ParseError
 from buddy.manifest.schema import SLUG_PATTERN, did_you_mean
 from buddy.manifest.yamlio import parse_document
 
-__all__ = ["init", "manifest_text", "scenario_text", "slug"]
+__all__ = ["GITIGNORE", "init", "manifest_text", "scenario_text", "slug", "write_gitignore"]
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
 SCHEMA_FILE = Path("docs") / "buddy.schema.json"
@@ -143,6 +143,26 @@ def scenario_text(name: str, directory: Path) -> str:
     )
 
 
+GITIGNORE = (
+    "# Written by `buddy init`. The compiled-buddy cache (buddy.load) and Python bytecode\n"
+    "# of plugins live in __pycache__/ folders; both are rebuilt when missing.\n"
+    "__pycache__/\n"
+    "*.py[cod]\n"
+)
+
+
+def write_gitignore(directory: Path) -> Path | None:
+    """Write :data:`GITIGNORE` as ``directory/.gitignore``; ``None`` when one exists (it is
+    the user's, and is left as it is)."""
+    target = directory / ".gitignore"
+    try:
+        with target.open("x", encoding="utf-8") as file:
+            file.write(GITIGNORE)
+    except FileExistsError:
+        return None
+    return target
+
+
 def _templates(path: list[Path]) -> list[str]:
     try:
         return sorted(
@@ -196,7 +216,8 @@ def init(name: str, persona: str | None, parent_dir: str) -> int:
     """``buddy init NAME [--persona TEMPLATE] [--dir PARENT]``.
 
     Creates ``PARENT/NAME/buddy.yaml`` (offline model, a ``ci`` profile with the test
-    model, an inline persona or the shared ``TEMPLATE``) and ``tests/smoke.yaml``.
+    model, an inline persona or the shared ``TEMPLATE``), ``tests/smoke.yaml`` and a
+    ``.gitignore`` for the compiled-buddy cache and bytecode (``__pycache__/``).
 
     Returns:
         0 when created (and valid); 1 when created but the shared template needs
@@ -231,8 +252,12 @@ def init(name: str, persona: str | None, parent_dir: str) -> int:
     manifest.write_text(manifest_text(name, target.resolve(), persona), encoding="utf-8")
     scenario = target / "tests" / "smoke.yaml"
     scenario.write_text(scenario_text(name, target.resolve()), encoding="utf-8")
-    for created in (manifest, scenario):
-        print(f"created {created.as_posix()}")
+    # In the buddy's own folder, not a project root: init creates only this folder, and
+    # the ignore rules travel with the buddy when it is copied into another repository.
+    ignore = write_gitignore(target)
+    for created in (manifest, scenario, ignore):
+        if created is not None:
+            print(f"created {created.as_posix()}")
 
     from buddy.compile.compiler import check
 

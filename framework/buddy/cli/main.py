@@ -88,9 +88,15 @@ def _parser() -> argparse.ArgumentParser:
     )
     test.add_argument("paths", nargs="*", metavar="PATH", default=["."])
     test.add_argument("--model", help="run against this model instead of the scripted turns")
+    test.add_argument("--profile", help=profile_help)
     test.add_argument("--junit", metavar="FILE", help="also write JUnit XML here")
     test.add_argument(
         "-k", dest="select", metavar="TEXT", help="only scenarios whose name contains TEXT"
+    )
+    test.add_argument(
+        "--require-scenarios",
+        action="store_true",
+        help="fail for a buddy with no scenario files (by default it is only reported)",
     )
 
     diff = sub.add_parser(
@@ -245,7 +251,14 @@ def _run(argv: Sequence[str] | None) -> int:
     if args.command == "test":
         from buddy.cli.scenarios import test
 
-        return test(args.paths, model, args.junit, args.select)
+        return test(
+            args.paths,
+            model,
+            args.junit,
+            args.select,
+            profile=profile,
+            require_scenarios=args.require_scenarios,
+        )
     if args.command == "diff":
         from buddy.cli.diff import diff
 

@@ -3,9 +3,11 @@
 Each scenario runs against its own dev platform (in-process, on loopback, a temporary
 database) with the buddy's scripted model responses — offline and deterministic — or,
 with ``--model``, against a real model. Output: one ``PASS``/``FAIL`` line per scenario,
-located failures, and the summary line ``N passed, M failed``; ``--junit FILE`` also
-writes JUnit XML for CI. Exit 0 when everything passed, 1 when anything failed (an
-invalid scenario file or buddy counts as a failure), 2 on a usage error.
+located failures, a ``no scenarios:`` line per buddy found without any, and the summary
+line ``N passed, M failed``; ``--junit FILE`` also writes JUnit XML for CI. Exit 0 when
+everything passed, 1 when anything failed (an invalid scenario file or buddy counts as a
+failure, and so does a buddy without scenarios under ``--require-scenarios``), 2 on a
+usage error.
 """
 
 from __future__ import annotations
@@ -97,11 +99,15 @@ class Outcome:
         results: Every scenario run, in order, with its buddy's name and file stem.
         invalid: Scenario files (or buddies) that could not run, with their issues.
         deselected: Scenarios left out by ``-k``.
+        untested: Buddy directories (as shown) found without any scenario file.
+        require_scenarios: Whether each of ``untested`` counts as a failure.
     """
 
     results: list[tuple[str, str, ScenarioResult]] = field(default_factory=list)
     invalid: list[tuple[str, str, list[Issue]]] = field(default_factory=list)
     deselected: int = 0
+    untested: list[str] = field(default_factory=list)
+    require_scenarios: bool = False
 
     @property
     def passed(self) -> int:
@@ -110,8 +116,10 @@ class Outcome:
 
     @property
     def failed(self) -> int:
-        """Scenarios that failed, plus files that could not run."""
-        return len(self.results) - self.passed + len(self.invalid)
+        """Scenarios that failed, plus files that could not run (and, when scenarios are
+        required, buddies without any)."""
+        untested = len(self.untested) if self.require_scenarios else 0
+        return len(self.results) - self.passed + len(self.invalid) + untested
 
 
 def _issue_lines(issue: Issue) -> list[str]:
@@ -147,14 +155,26 @@ async def _run(
     model_ref: str | None,
     select: str | None,
     out: TextIO,
+    *,
+    profile: str | None = None,
+    require_scenarios: bool = False,
 ) -> Outcome:
     import buddy
     from buddy.testing.scenarios import read_suite, run_scenario
 
-    outcome = Outcome()
+    outcome = Outcome(require_scenarios=require_scenarios)
     for buddy_dir, files in targets.items():
+        if not files:
+            # Said, not skipped silently: `buddy test .` passing says nothing of this buddy.
+            where = _shown(buddy_dir)
+            outcome.untested.append(where)
+            if require_scenarios:
+                print(f"FAIL {where} (no scenarios: add tests/*.yaml)", file=out)
+            else:
+                print(f"no scenarios: {where} (add tests/*.yaml)", file=out)
+            continue
         blueprint: Blueprint | None
-        blueprint, issues = buddy.check(buddy_dir, model=model_ref)
+        blueprint, issues = buddy.check(buddy_dir, profile=profile, model=model_ref)
         if blueprint is None:
             shown = [_relocated(i) for i in issues]
             for file in files:
@@ -198,7 +218,7 @@ def _junit(outcome: Outcome, path: Path) -> None:
     def suite_of(file: str) -> ET.Element:
         if file not in suites:
             suites[file] = ET.SubElement(root, "testsuite", name=file)
-            counts[file] = {"tests": 0, "failures": 0, "errors": 0, "time": 0.0}
+            counts[file] = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0, "time": 0.0}
         return suites[file]
 
     for buddy_name, stem, result in outcome.results:
@@ -236,7 +256,24 @@ def _junit(outcome: Outcome, path: Path) -> None:
         counts[file]["errors"] += 1
         error = ET.SubElement(case, "error", message=f"{len(issues)} problem(s)")
         error.text = "\n".join(line for issue in issues for line in _issue_lines(issue))
-    totals = {"tests": 0.0, "failures": 0.0, "errors": 0.0, "time": 0.0}
+    for directory in outcome.untested:
+        case = ET.SubElement(
+            suite_of(directory),
+            "testcase",
+            classname=Path(directory).name,
+            name="(no scenarios)",
+            file=directory,
+            time="0",
+        )
+        counts[directory]["tests"] += 1
+        message = "no scenario files: add tests/*.yaml"
+        if outcome.require_scenarios:
+            counts[directory]["failures"] += 1
+            ET.SubElement(case, "failure", message=message)
+        else:
+            counts[directory]["skipped"] += 1
+            ET.SubElement(case, "skipped", message=message)
+    totals = {"tests": 0.0, "failures": 0.0, "errors": 0.0, "skipped": 0.0, "time": 0.0}
     for file, element in suites.items():
         for key, value in counts[file].items():
             element.set(key, f"{value:.3f}" if key == "time" else str(int(value)))
@@ -248,7 +285,15 @@ def _junit(outcome: Outcome, path: Path) -> None:
     ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)
 
 
-def test(paths: Sequence[str], model: str | None, junit: str | None, select: str | None) -> int:
+def test(
+    paths: Sequence[str],
+    model: str | None,
+    junit: str | None,
+    select: str | None,
+    *,
+    profile: str | None = None,  # noqa: PT028 - the command's body, not a pytest test
+    require_scenarios: bool = False,  # noqa: PT028
+) -> int:
     """``buddy test [PATH…]``: exit 0 all passed, 1 any failed, 2 usage error.
 
     Args:
@@ -257,6 +302,10 @@ def test(paths: Sequence[str], model: str | None, junit: str | None, select: str
         model: Run against this model (``provider:name``) instead of the scripted responses.
         junit: Also write JUnit XML to this file.
         select: Only scenarios whose name contains this text (case-insensitive).
+        profile: Compile each buddy with this profile of its manifest (the scripted
+            responses still answer unless ``model`` is given).
+        require_scenarios: Count a buddy found without scenario files as a failure
+            (otherwise it is only reported).
     """
     from buddy.errors import ModelConfigError
 
@@ -269,7 +318,16 @@ def test(paths: Sequence[str], model: str | None, junit: str | None, select: str
         print("buddy test: no scenario files (tests/*.yaml next to a buddy.yaml)", file=sys.stderr)
         return EXIT_USAGE
     try:
-        outcome = asyncio.run(_run(targets, model, select, sys.stdout))
+        outcome = asyncio.run(
+            _run(
+                targets,
+                model,
+                select,
+                sys.stdout,
+                profile=profile,
+                require_scenarios=require_scenarios,
+            )
+        )
     except ModelConfigError as exc:
         print(f"buddy test: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -120,6 +120,10 @@ class Blueprint:
         model: The model, after profile and override.
         model_origin: Where :attr:`model` came from: ``manifest``, ``profile`` (the
             selected profile's) or ``override`` (``--model``, ``BUDDY_MODEL``).
+        manifest_model: The manifest's own model (``provider:name``), whatever was
+            chosen over it.
+        profiles: ``(name, provider:name)`` of each profile's model, in the manifest's
+            order (for review: a profile's model shows in ``render`` and ``diff``).
         persona: Renders the system prompt for a conversation.
         tools: Every tool, in the manifest's order.
         before_hooks: ``before_tool_call`` rules, in order.
@@ -153,6 +157,8 @@ class Blueprint:
     prompts: tuple[tuple[str, str], ...] = ()
     layers: tuple[str, ...] = ()
     model_origin: str = "manifest"
+    manifest_model: str = ""
+    profiles: tuple[tuple[str, str], ...] = ()
 
     @property
     def resources(self) -> tuple[Resource, ...]:

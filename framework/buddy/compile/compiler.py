@@ -42,7 +42,7 @@ from buddy.compile.persona import (
     search_path,
 )
 from buddy.compile.platform_tools import platform_tools
-from buddy.compile.project import inside
+from buddy.compile.project import inside, unmarked_root_note
 from buddy.errors import Issue, ManifestError
 from buddy.manifest.load import Source, deep_merge, read_manifest
 from buddy.manifest.locate import issue_at, issues_from_validation, loc_of
@@ -215,6 +215,7 @@ class _Compiler:
         if skip or self.issues or model is None or persona is None:
             return None
         self.files.update(p.resolve() for p in persona.files)
+        origin = "override" if override is not None else "profile" if profile else "manifest"
         return Blueprint(
             name=m.name,
             title=m.title or m.name,
@@ -222,11 +223,9 @@ class _Compiler:
             manifest=self.source.path.resolve(),
             profile=profile,
             model=model,
-            model_origin="override"
-            if override is not None
-            else "profile"
-            if profile
-            else "manifest",
+            model_origin=origin,
+            manifest_model=model_spec(m.model).ref,
+            profiles=tuple((n, model_spec(p.model).ref) for n, p in m.profiles.items()),
             persona=persona,
             tools=tools,
             before_hooks=before,
@@ -386,7 +385,9 @@ class _Compiler:
                 "template-not-found",
                 f"template `{wanted}` not found on the search path",
                 did_you_mean(wanted, choices)
-                or "looked in: " + ", ".join(str(p) for p in renderer.path),
+                or "looked in: "
+                + ", ".join(str(p) for p in renderer.path)
+                + unmarked_root_note(self.root),
             )
             return
         self.issues.append(
@@ -420,7 +421,8 @@ class _Compiler:
                     "trait-not-found",
                     f"trait file `{name}` not found",
                     "trait names are relative paths looked up on the template search path: "
-                    + ", ".join(str(p) for p in path),
+                    + ", ".join(str(p) for p in path)
+                    + unmarked_root_note(self.root),
                 )
                 ok = False
                 continue

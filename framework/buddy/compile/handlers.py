@@ -18,6 +18,7 @@ from functools import cache
 from pathlib import Path
 
 from buddy.compile.blueprint import HandlerRef
+from buddy.compile.project import unmarked_root_note
 from buddy.manifest.schema import did_you_mean
 
 __all__ = ["ARITY", "HandlerProblem", "resolve_handler"]
@@ -84,7 +85,7 @@ def _locate(module: str, roots: list[Path]) -> tuple[Path, Path | None] | Handle
         return HandlerProblem(
             "handler-module-missing",
             f"module `{module}` not found in {where}",
-            f"create {Path(*parts)}.py there",
+            f"create {Path(*parts)}.py there" + unmarked_root_note(roots[-1]),
         )
     for allowed in _entry_point_modules():
         if module == allowed or module.startswith(allowed + "."):

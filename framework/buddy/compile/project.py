@@ -33,6 +33,7 @@ __all__ = [
     "read_file",
     "searched",
     "size_text",
+    "unmarked_root_note",
 ]
 
 ROOT_MARKERS = (".git", "pyproject.toml")
@@ -62,6 +63,21 @@ def find_project_root(start: Path) -> Path:
         if any((directory / marker).exists() for marker in ROOT_MARKERS):
             return directory
     return start
+
+
+def unmarked_root_note(root: Path) -> str:
+    """A hint's sentence when ``root`` is a fallback — no ``.git`` or ``pyproject.toml``
+    was found at or above the manifest, so the project is the manifest's own directory
+    and nothing above it (plugins, templates, trait files) is looked at; ``""`` when
+    ``root`` is a real project root."""
+    if any((root / marker).exists() for marker in ROOT_MARKERS):
+        return ""
+    return (
+        f"; note: no project root was found (buddy takes the nearest directory at or above"
+        f" the manifest holding .git or pyproject.toml), so only {root} is searched —"
+        " if your project's files are above it, run `git init` there or add an empty"
+        " pyproject.toml"
+    )
 
 
 def inside(path: Path, root: Path) -> bool:

@@ -61,6 +61,17 @@ def _handler(ref: HandlerRef, root: Path) -> dict[str, Any]:
     return {"reference": ref.reference, "file": relative(ref.file, root), "async": ref.is_async}
 
 
+def _origin(b: Blueprint) -> str:
+    """Which choice produced the model shown, in words."""
+    own = dict(b.profiles).get(b.profile, b.manifest_model) if b.profile else b.manifest_model
+    if b.model_origin == "override":
+        whose = f"the profile `{b.profile}`'s" if b.profile else "the manifest's"
+        return f"`--model` / `BUDDY_MODEL`, over {whose} `{own}`"
+    if b.model_origin == "profile":
+        return f"the profile `{b.profile}`, over the manifest's `{b.manifest_model}`"
+    return "the manifest"
+
+
 def view(
     blueprint: Blueprint, *, conversation: str = "private", now: datetime | None = None
 ) -> dict[str, Any]:
@@ -101,6 +112,8 @@ def view(
         },
         "profile": b.profile,
         "model": _model(b.model),
+        "model_origin": _origin(b),
+        "profiles": dict(b.profiles),
         "conversation": {"kind": conversation, "now": moment.isoformat()},
         "system_prompt": b.persona.render(
             kind=conversation,
@@ -158,7 +171,11 @@ def render_markdown(
     )
 
     out.append("## Model\n")
+    out.append(f"From {v['model_origin']}.\n")
     out.append(json_block(v["model"]))
+    if v["profiles"]:
+        out.append(f"## Profiles ({len(v['profiles'])})\n")
+        out.append("\n".join(f"- `{n}`: `{ref}`" for n, ref in v["profiles"].items()) + "\n")
 
     c = v["conversation"]
     out.append(f"## System prompt ({c['kind']} conversation, now = {c['now']})\n")

@@ -97,6 +97,17 @@ def read_manifest(path: Path) -> Source:
         return source
     doc.data.pop("extends", None)
     source.doc = doc
+    if doc.data.get("abstract") is True:
+        source.issues.append(
+            issue_at(
+                doc,
+                ("abstract",),
+                "manifest-abstract",
+                f"{path} is a base (`abstract: true`), not a buddy",
+                "bases are checked through the buddies that `extends` them; validate one of those",
+            )
+        )
+        return source
     try:
         source.manifest = manifest_model().model_validate(doc.data)
     except ValidationError as exc:
@@ -196,6 +207,7 @@ def _read_chain(path: Path, chain: tuple[Path, ...], source: Source, root: Path)
     if base is None:
         return None
     base.data.pop("extends", None)
+    base.data.pop("abstract", None)  # a base's own mark: its children are buddies
     return _merge_documents(base, loaded)
 
 

@@ -292,12 +292,7 @@ ModelRef = Annotated[
 class Persona(Strict):
     """Who the buddy is: a shared template or an inline prompt, plus traits and vars."""
 
-    model_config = ConfigDict(
-        strict=True,
-        extra="forbid",
-        frozen=True,
-        json_schema_extra={"oneOf": [{"required": ["template"]}, {"required": ["prompt"]}]},
-    )
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
 
     template: str | None = Field(
         default=None,
@@ -605,6 +600,24 @@ class Profile(Strict):
     model: ModelRef
 
 
+def _manifest_schema(schema: dict[str, Any]) -> None:
+    """The editor's schema: a buddy's required keys, except in a base (`abstract: true`)
+    or a manifest that `extends` one — those are complete only once merged, which the
+    loader checks."""
+    schema["$id"] = "https://buddy.dev/schema/buddy.schema.json"
+    required = schema.pop("required", [])
+    schema["if"] = {
+        "anyOf": [
+            {"required": ["extends"]},
+            {"required": ["abstract"], "properties": {"abstract": {"const": True}}},
+        ]
+    }
+    # A complete buddy's persona has exactly one source; a base's or a child's may be
+    # half of one (the merged result is checked).
+    one_source = {"oneOf": [{"required": ["template"]}, {"required": ["prompt"]}]}
+    schema["else"] = {"required": required, "properties": {"persona": one_source}}
+
+
 class CoreManifest(Strict):
     """A buddy: `buddy.yaml` — its own keys; :func:`manifest_model` adds the capabilities'
     sections (``data``, ``proactive`` …)."""
@@ -614,7 +627,7 @@ class CoreManifest(Strict):
         extra="forbid",
         frozen=True,
         title="buddy.yaml",
-        json_schema_extra={"$id": "https://buddy.dev/schema/buddy.schema.json"},
+        json_schema_extra=_manifest_schema,
     )
 
     version: Literal[1] | None = Field(default=None, description="Manifest format version.")
@@ -634,6 +647,11 @@ class CoreManifest(Strict):
         min_length=1,
         description="Another manifest to inherit; mappings merge deeply, lists and scalars "
         "replace.",
+    )
+    abstract: bool = Field(
+        default=False,
+        description="`true`: a base for `extends`, not a buddy — it need not be complete, "
+        "and `validate`, `test`, `dev` and `diff` of a folder skip it. Not inherited.",
     )
     model: ModelRef
     persona: Persona

@@ -116,6 +116,9 @@ class Report:
         buddies: Every buddy with a change of any kind, sorted by manifest path.
         shared: Changed shared files (templates, traits, plugins … outside the
             directory of a buddy using them) with the buddies they affect, sorted.
+        uncompiled: ``(name, problems on the new side)`` of each buddy that compiles on
+            neither side with the same problems — it is in no entry, and its views could
+            not be compared at all.
     """
 
     old: Side
@@ -123,6 +126,13 @@ class Report:
     compared: int
     buddies: tuple[BuddyDiff, ...]
     shared: tuple[SharedChange, ...]
+    uncompiled: tuple[tuple[str, tuple[Issue, ...]], ...] = ()
+
+    @property
+    def nothing_compiled(self) -> bool:
+        """Whether no buddy compiled on either side (a copied tree without its plugins,
+        say): "no changes" would then say nothing."""
+        return bool(self.compared) and len(self.uncompiled) == self.compared
 
     @property
     def changed(self) -> bool:
@@ -364,6 +374,7 @@ def compare(old: Side, new: Side) -> Report:
     changed = {f for f in candidates if _read(old, f) != _read(new, f)}
 
     entries: list[BuddyDiff] = []
+    uncompiled: list[tuple[str, tuple[Issue, ...]]] = []
     users: dict[str, list[str]] = {}
     for key in keys:
         name = _name(key, (new if key in new_index else old).root)
@@ -372,12 +383,15 @@ def compare(old: Side, new: Side) -> Report:
         for file in touched:
             if not _inside(file, directory):
                 users.setdefault(file, []).append(name)
-        entry = _entry(key, name, before.get(key), after.get(key), touched, old, new)
+        was, now = before.get(key), after.get(key)
+        entry = _entry(key, name, was, now, touched, old, new)
         if entry is not None:
             entries.append(entry)
+        elif was is not None and now is not None and not was.valid and not now.valid:
+            uncompiled.append((name, now.issues))
 
     shared = tuple(SharedChange(f, tuple(sorted(set(b)))) for f, b in sorted(users.items()))
-    return Report(old, new, len(keys), tuple(entries), shared)
+    return Report(old, new, len(keys), tuple(entries), shared, tuple(uncompiled))
 
 
 def _entry(

@@ -49,13 +49,20 @@ def _counts(entry: BuddyDiff) -> str:
 def _headline(report: Report) -> str:
     n = report.compared
     noun = "buddy" if n == 1 else "buddies"
+    if report.nothing_compiled:
+        return (
+            f"nothing compiled: {n} {noun} compared, none compiles on either side, so no"
+            " view could be compared (the problems are below)"
+        )
+    stuck = len(report.uncompiled)
+    tail = f"; {stuck} compile on neither side (problems below)" if stuck else ""
     if not report.changed:
-        return f"no changes: {n} {noun} compared, every compiled view is the same"
+        return f"no changes: {n} {noun} compared, every compiled view is the same" + tail
     tally: dict[str, int] = {}
     for entry in report.buddies:
         tally[entry.status] = tally.get(entry.status, 0) + 1
     parts = [f"{tally[s]} {s}" for s in ("changed", "added", "removed", "affected") if s in tally]
-    return f"{n} {noun} compared: " + ", ".join(parts)
+    return f"{n} {noun} compared: " + ", ".join(parts) + tail
 
 
 def _issue_lines(issues: tuple[Issue, ...]) -> list[str]:
@@ -100,6 +107,9 @@ def text(report: Report) -> str:
             out.append(entry.diff.rstrip("\n"))
         if entry.group_diff:
             out.append(entry.group_diff.rstrip("\n"))
+    for name, issues in report.uncompiled:
+        out += ["", f"=== {name}: compiles on neither side"]
+        out += ["  " + line for line in _issue_lines(issues)]
     return "\n".join(out) + "\n"
 
 
@@ -163,6 +173,12 @@ def markdown(report: Report, *, max_chars: int = MAX_COMMENT_CHARS) -> str:
         lines = ["**Changed shared files** and the buddies that depend on them:\n"]
         for change in report.shared:
             lines.append(f"- {_code(change.file)}: " + ", ".join(map(_code, change.buddies)))
+        head.append("\n".join(lines) + "\n")
+    if report.uncompiled:
+        lines = ["**Compile on neither side** (their views could not be compared):\n"]
+        for name, issues in report.uncompiled:
+            lines.append(f"- {_code(name)}")
+            lines += [f"  - {escape(line.strip())}" for line in _issue_lines(issues)]
         head.append("\n".join(lines) + "\n")
     out = "\n".join(head)
     for entry in report.buddies:

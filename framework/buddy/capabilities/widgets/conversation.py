@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from buddy.capabilities.turn import DATA_READ_REFUSAL, Bound
-from buddy.errors import ToolError
+from buddy.errors import PlatformError, ToolError
 from buddy.platform.api import path_segment
 
 if TYPE_CHECKING:
@@ -24,6 +25,32 @@ class Widgets(Bound):
 
     def configure(self, blueprint: Blueprint) -> None:
         self.strict = blueprint.data.after_read == "strict"
+        self._schemas = {(t.type, m.name): m.record for t in blueprint.widgets for m in t.modules}
+
+    _schemas: Mapping[tuple[str, str], Mapping[str, Any]] = {}
+    _types: dict[str, str] | None = None
+
+    def _typed(self, widget_id: str, type: object) -> None:
+        """Remember a widget's type (from a create or a read), for the record check."""
+        if isinstance(type, str):
+            if self._types is None:
+                self._types = {}
+            self._types[widget_id] = type
+
+    def _check_record(self, type: str, widget_id: str, module: str, data: Any) -> None:
+        """Raise the precise argument error when ``data`` breaks the module's schema."""
+        schema = self._schemas.get((type, module))
+        if schema is None:
+            return  # an unknown module: the platform's answer says so
+        from buddy.capabilities.widgets.records import record_problems
+
+        problems = record_problems(schema, data)
+        if problems:
+            raise ToolError(
+                f"记录不符合小挂件 {widget_id}（{type}）的 {module} 模块："
+                + "；".join(problems)
+                + "。改好 data 再调。"
+            )
 
     def _check(self) -> None:
         if self.strict and self.turn.data_read:
@@ -43,11 +70,13 @@ class Widgets(Bound):
         if idempotency_key is not None:
             body["idempotency_key"] = idempotency_key
         created: dict[str, Any] = await self._call("POST", "widgets", body)
+        self._typed(str(created.get("id")), type)
         return created
 
     async def read(self, widget_id: str) -> dict[str, Any]:
         """The whole widget with every module's records."""
         widget: dict[str, Any] = await self._call("GET", f"widgets/{path_segment(widget_id)}")
+        self._typed(widget_id, widget.get("type"))
         return widget
 
     async def read_module(self, widget_id: str, module: str) -> dict[str, Any]:
@@ -71,16 +100,33 @@ class Widgets(Bound):
         *,
         expected_revision: int | None = None,
     ) -> dict[str, Any]:
-        """Overwrite one record; answers ``{"revision"}`` (409 when ``expected_revision`` is stale)."""
+        """Overwrite one record; answers ``{"revision"}`` (409 when ``expected_revision`` is stale).
+
+        Raises:
+            ToolError: ``data`` breaks the module's schema (the field and the rule, in
+                Chinese) — checked before the request when the widget's type is known
+                here, else after the platform refused it (400).
+            PlatformError: Any other refusal or failure of the platform.
+        """
         self._check()
+        known = (self._types or {}).get(widget_id)
+        if known is not None:
+            self._check_record(known, widget_id, module, data)
         body: dict[str, Any] = {"data": dict(data)}
         if expected_revision is not None:
             body["expected_revision"] = expected_revision
-        written: dict[str, Any] = await self._call(
-            "PUT",
-            f"widgets/{path_segment(widget_id)}/{path_segment(module)}/{path_segment(record_id)}",
-            body,
-        )
+        try:
+            written: dict[str, Any] = await self._call(
+                "PUT",
+                f"widgets/{path_segment(widget_id)}/{path_segment(module)}/{path_segment(record_id)}",
+                body,
+            )
+        except PlatformError as exc:
+            if exc.status == 400 and known is None:  # learn its type, then say why
+                with contextlib.suppress(PlatformError):
+                    widget = await self.read(widget_id)
+                    self._check_record(str(widget.get("type")), widget_id, module, data)
+            raise
         return written
 
     async def delete_record(self, widget_id: str, module: str, record_id: str) -> None:

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 
 _RUN = "buddy.capabilities.widgets.execute"
 _FAILURE = (
+    "记录不符合模块定义时会看到哪个字段、哪条规则，改好再调；"
     "平台请求失败时只会看到「平台请求失败（HTTP 状态码），请查询最新状态后再操作」，照做即可。"
 )
 _WIDGET_ID = {"widget_id": {"type": "string", "description": "小挂件 id"}}

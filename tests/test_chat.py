@@ -1,0 +1,204 @@
+"""`buddy chat`: its commands, consent cards, a resumed chat, and the examples in docs/cli.md.
+
+The chat runs in this process (``main(["chat", …])`` with a scripted stdin) against the
+offline model, which echoes every message it gets: no echo in the output means the line
+was not sent.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+import buddy
+from buddy.cli.chat import COMMANDS, RESUMED_SHOWN
+from buddy.cli.main import main
+from tests.conftest import REPO
+
+AUNT_TU = str(REPO / "manifests" / "aunt-tu")
+CARDIO = str(REPO / "manifests" / "cardio")
+ECHO = "[离线模型] 你说的是："
+CONSENT = (
+    '/call data_access_request {"kind": "healthkit", "reason": "看看你最近睡得怎么样",'
+    ' "datasets": ["health.sleep"]}'
+)
+Chat = Callable[..., str]
+CLI_DOC = REPO / "docs" / "cli.md"
+FENCE = re.compile(r"^```text\n(.*?)^```$", re.M | re.S)
+# What differs from one run to the next: request ids, and the simulated data's dates.
+VOLATILE = [(re.compile(r"dar_[0-9a-f]*"), "dar_ID"), (re.compile(r"\d{4}-\d\d-\d*"), "DATE")]
+
+
+@pytest.fixture
+def chat(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Chat:
+    """``chat(script, path, *options)``: what `buddy chat PATH --model offline` prints."""
+
+    def _chat(script: str, path: str = AUNT_TU, *options: str) -> str:
+        monkeypatch.setattr(sys, "stdin", io.StringIO(script))
+        assert main(["chat", path, "--model", "offline", *options]) == 0
+        return capsys.readouterr().out
+
+    return _chat
+
+
+def test_help_lists_every_command_and_sends_nothing(chat: Chat) -> None:
+    out = chat("/help\n")
+    lines = out.splitlines()
+    assert lines[1] == "命令："
+    for (key, meaning), line in zip(COMMANDS, lines[2:], strict=False):
+        assert line.startswith(f"  {key} ") and line.endswith(meaning)
+    assert [key for key, _ in COMMANDS][:4] == ["/help", "/tools", "/call 工具名 {json}", "/quit"]
+    assert ECHO not in out
+
+
+def test_tools_lists_name_kind_and_label_in_the_models_order(chat: Chat) -> None:
+    out = chat("/tools\n").splitlines()
+    tools = buddy.load(AUNT_TU, model="offline").tools
+    assert out[1] == f"工具（{len(tools)} 个，模型看到的名字和顺序）："
+    assert [line.split() for line in out[2:]] == [[t.name, t.kind, t.label] for t in tools]
+
+
+@pytest.mark.parametrize(
+    ("line", "problem"),
+    [
+        ("/call", None),
+        ("/call   ", None),
+        (
+            '/call resource_read {"file": ',
+            "resource_read 的参数不是 JSON（Expecting value，第 9 个字符）",
+        ),
+        ("/call resource_read [1]", "resource_read 的参数要是一个 JSON 对象 {…}"),
+    ],
+)
+def test_call_without_a_tool_or_with_bad_json_prints_its_usage(
+    chat: Chat, line: str, problem: str | None
+) -> None:
+    out = chat(f"{line}\n").splitlines()[1:]
+    names = "、".join(t.name for t in buddy.load(AUNT_TU, model="offline").tools)
+    usage = [
+        "用法：/call 工具名 {json 参数}（参数可以不写，就是 {}）",
+        f"工具：{names}（/tools 列出详情）",
+    ]
+    assert out == ([f"{problem}，这一行没有发出去。"] if problem else []) + usage
+
+
+def test_call_with_a_tool_is_sent_with_or_without_arguments(chat: Chat) -> None:
+    out = chat(
+        '/call resource_list\n/call resource_read {"file": "seasonal.md"}\n/call nosuch {}\n'
+    )
+    assert "  → resource_list {}" in out
+    assert '  → resource_read {"file": "seasonal.md"}' in out
+    assert "  → nosuch {}" in out  # sent: the runtime's error names the tools there are
+
+
+@pytest.mark.parametrize("line", ["/foo", "/foo bar", "/Shrug 你好"])
+def test_an_unknown_command_is_not_sent(chat: Chat, line: str) -> None:
+    word = line.split(maxsplit=1)[0][1:].lower()
+    out = chat(f"{line}\n").splitlines()
+    assert out[1:] == [f"没有 /{word} 这个命令（/help 列出命令），这一行没有发出去。"]
+
+
+@pytest.mark.parametrize("line", ["/ 你好", "/好的", "/usr/bin 是什么", "//help", "a /help"])
+def test_a_slash_without_ascii_letters_and_a_space_is_a_message(chat: Chat, line: str) -> None:
+    assert f"{ECHO}{line}" in chat(f"{line}\n")
+
+
+@pytest.mark.parametrize("line", ["/quit", "/QUIT", "/quit now"])
+def test_quit_ends_the_chat_before_the_rest(chat: Chat, line: str) -> None:
+    assert ECHO not in chat(f"{line}\n你好\n")
+
+
+def test_a_consent_card_lists_its_datasets(chat: Chat) -> None:
+    out = chat(f"{CONSENT}\n", CARDIO).splitlines()
+    at = out.index("[授权卡] 看看你最近睡得怎么样（y 同意 / n 拒绝）")
+    assert out[at + 1] == (
+        "  · 睡眠（health.sleep）：结合你最近几晚的睡眠，判断第二天该正常练、减量还是休息"
+    )
+
+
+def test_a_resumed_chat_shows_the_earlier_one_first(chat: Chat, tmp_path: Path) -> None:
+    db = str(tmp_path / "chat.db")
+    first = chat(f"{CONSENT}\ny\n", CARDIO, "--db", db).splitlines()
+    second = chat("还在吗\n", CARDIO, "--db", db).splitlines()
+    earlier = [line for line in first[1:] if not line.startswith(("  →", "  ←"))]
+    earlier = [line.replace("（y 同意 / n 拒绝）", "（已同意）") for line in earlier]
+    assert second[1] == "（接着上次的对话：2 轮）"
+    assert second[2] == f"我：{CONSENT}"
+    at = second.index("（以上是上次的对话）")
+    assert [line for line in second[3:at] if line != "我：y"] == earlier  # y answered the card
+    assert second[at + 1 :] == [
+        f"阿燃：{ECHO}还在吗",
+        "（没有接真实模型；用 /call 工具名 {json} 可以调用工具）",
+    ]
+
+
+def test_a_resumed_chat_answers_the_card_left_open(chat: Chat, tmp_path: Path) -> None:
+    db = str(tmp_path / "chat.db")
+    chat(
+        '/call ask_question {"question": "几个？", "options": ["一", "二"]}\n', AUNT_TU, "--db", db
+    )
+    assert f"{ECHO}二" in chat("2\n", AUNT_TU, "--db", db)
+
+
+def test_a_long_resumed_chat_shows_its_last_messages(chat: Chat, tmp_path: Path) -> None:
+    db = str(tmp_path / "chat.db")
+    chat("".join(f"第{n}句\n" for n in range(RESUMED_SHOWN)), AUNT_TU, "--db", db)
+    out = chat("", AUNT_TU, "--db", db).splitlines()
+    assert out[1:3] == [
+        f"（接着上次的对话：{RESUMED_SHOWN} 轮）",
+        f"（更早的 {RESUMED_SHOWN} 条消息没有显示）",
+    ]
+    assert out[3] == f"我：第{RESUMED_SHOWN // 2}句"
+
+
+def test_a_first_chat_has_no_resumed_part(chat: Chat, tmp_path: Path) -> None:
+    assert chat("", AUNT_TU, "--db", str(tmp_path / "chat.db")).splitlines()[1:] == []
+
+
+def _doc_examples() -> list[tuple[str, str]]:
+    """``(command, output)`` of every ``$ … buddy chat …`` in cli.md's `buddy chat` section."""
+    text = CLI_DOC.read_text(encoding="utf-8")
+    section = text.split("## `buddy chat PATH`", 1)[1].split("\n## ", 1)[0]
+    found: list[tuple[str, str]] = []
+    for block in FENCE.findall(section):
+        for part in re.split(r"^\$ ", block, flags=re.M)[1:]:
+            command, _, output = part.partition("\n")
+            found.append((command, output))
+    return found
+
+
+def _normal(text: str) -> str:
+    for pattern, replacement in VOLATILE:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def test_the_docs_show_chat_examples() -> None:
+    commands = [command for command, _ in _doc_examples()]
+    assert len(commands) >= 5 and all(" | buddy chat manifests/" in c for c in commands)
+
+
+def test_the_docs_chat_examples_print_what_they_show(tmp_path: Path) -> None:
+    # Run from a directory of its own (a --db file lands there) that sees the manifests.
+    (tmp_path / "manifests").symlink_to(REPO / "manifests")
+    bin_dir = Path(sys.executable).parent
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
+    for command, shown in _doc_examples():
+        result = subprocess.run(
+            ["bash", "-euo", "pipefail", "-c", command],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert result.returncode == 0, f"`{command}`: {result.stderr}"
+        assert _normal(result.stdout) == _normal(shown), f"`{command}` printed:\n{result.stdout}"
