@@ -31,9 +31,12 @@ from buddy.cards import (
     slugify,
 )
 from buddy.cards.png import decode_text, parse_png
+from buddy.cli.commands import schema_text
 from buddy.cli.main import main
 from buddy.errors import PngError
+from buddy.testing import scenarios
 from tests.conftest import MINIMAL, REPO
+from tests.test_schemas import schema_target
 
 # ---------------------------------------------------------------- cards used below
 
@@ -186,6 +189,7 @@ def test_import_v2_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     assert code == 0, err
     target = tmp_path / "seraphina"
     assert sorted(p.name for p in target.iterdir()) == [
+        ".buddy",  # no project root above: the buddy's own folder keeps the schemas
         ".gitignore",
         "buddy.yaml",
         "card.json",
@@ -221,6 +225,25 @@ def test_import_v2_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     assert "The glade is safe." not in prompt  # the lorebook stays in card.json
     assert blueprint.persona.render(kind="group") == prompt
     assert main(["validate", str(target)]) == 0
+
+
+def test_import_in_a_project_points_editors_at_current_schemas(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(project)
+    source = _write_json(project / "sera.json", V2)
+    code, out, err = _run(["import-card", str(source), "--dir", "manifests"], capsys)
+    assert code == 0, err
+    target = project / "manifests" / "seraphina"
+    first = (target / "buddy.yaml").read_text(encoding="utf-8").splitlines()[0]
+    assert first == "# yaml-language-server: $schema=../../.buddy/buddy.schema.json"
+    manifest_schema = schema_target(target / "buddy.yaml")
+    assert manifest_schema == project / ".buddy" / "buddy.schema.json"
+    assert manifest_schema.read_text(encoding="utf-8") == schema_text()
+    scenario_schema = schema_target(target / "tests" / "smoke.yaml")
+    assert scenario_schema == project / ".buddy" / "scenario.schema.json"
+    assert scenario_schema.read_text(encoding="utf-8") == scenarios.schema_text()
+    assert "created .buddy/buddy.schema.json\ncreated .buddy/scenario.schema.json\n" in out
 
 
 def test_an_imported_buddy_passes_its_smoke_scenario(

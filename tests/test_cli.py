@@ -134,7 +134,7 @@ def test_environment_selects_profile(
 def test_schema_is_committed_and_fresh() -> None:
     committed = (REPO / "docs" / "buddy.schema.json").read_text(encoding="utf-8")
     assert committed == schema_text(), (
-        "docs/buddy.schema.json is stale: run `buddy schema > docs/buddy.schema.json`"
+        "docs/buddy.schema.json is stale: run `buddy schema --write docs`"
     )
 
 

@@ -375,3 +375,117 @@ def test_a_parameter_that_is_the_memory_key_carries_the_key_rules(write: Write) 
         "pattern": r"^[^\s/]+$",
     }
     assert properties["t"] == {"type": "string", "minLength": 1}
+
+
+def _issues(path: Path) -> list[tuple[int, int, str, str, str]]:
+    _, issues = buddy.check(path)
+    return [(i.line, i.column, i.code, i.message, i.hint) for i in issues]
+
+
+@pytest.mark.parametrize(
+    ("word", "meant"),
+    [
+        ("widget_write", "widget_write_record"),  # written short: the choice it begins
+        ("ask_questions", "ask_question"),  # written long: the choice that begins it
+        ("write_record", "widget_write_record"),  # a part of the name
+        ("WIDGET_READ", "widget_read"),
+        ("widget_raed", "widget_read"),  # a typo: the closest spelling
+    ],
+)
+def test_did_you_mean_prefers_the_name_written_short_or_long(
+    write: Write, word: str, meant: str
+) -> None:
+    path = write({"buddy.yaml": MINIMAL + f"tools: [{word}]\n"})
+    ((_, _, code, _, hint),) = _issues(path)
+    assert (code, hint) == ("unknown-platform-tool", f"did you mean `{meant}`?")
+
+
+def test_a_dataset_not_in_the_catalogue_lists_the_catalogue(write: Write) -> None:
+    catalogue = (
+        "catalogue: health.heart_rate, health.mindfulness, health.sleep, health.steps, "
+        "health.weight, health.workouts"
+    )
+    requirement = "data:\n  requirements:\n    - {id: %s, purpose: 看看}\n"
+    far = write({"buddy.yaml": MINIMAL + requirement % "health.running"})
+    message = "`health.running` is not in the capability catalogue"
+    assert _issues(far) == [(7, 12, "unknown-dataset", message, catalogue)]
+    near = write({"buddy.yaml": MINIMAL + requirement % "health.sleeep"})
+    assert _issues(near)[0][4] == f"did you mean `health.sleep`? {catalogue}"
+
+
+def test_a_hook_naming_a_platform_tool_the_buddy_does_not_list(write: Write) -> None:
+    path = write(
+        {
+            "buddy.yaml": MINIMAL
+            + "tools: [resource_list]\nhooks:\n  before_tool_call:\n"
+            + "    - {deny: [widget_delete, widget_delte, resource_lst], reason: 不删}\n"
+        }
+    )
+    assert _issues(path) == [
+        (
+            8,
+            15,
+            "hook-unknown-tool",
+            "`widget_delete` is a platform tool this buddy does not list in `tools`",
+            "add it to `tools` (`- widget_delete`), or remove it from this list",
+        ),
+        (
+            8,
+            30,
+            "hook-unknown-tool",
+            "`widget_delte` is not one of this buddy's tools",
+            "did you mean `widget_delete`? add it to `tools` too",
+        ),
+        (
+            8,
+            44,
+            "hook-unknown-tool",
+            "`resource_lst` is not one of this buddy's tools",
+            "did you mean `resource_list`?",
+        ),
+    ]
+
+
+def test_a_handler_indented_under_parameters_is_reported_there(write: Write) -> None:
+    path = write(
+        {
+            "buddy.yaml": MINIMAL
+            + """\
+tools:
+  - name: recall
+    description: 列出记下的事
+    parameters:
+      type: object
+      properties: {handler: {type: string}}
+      handler: plugins.memo:recall
+"""
+        }
+    )
+    assert _issues(path) == [
+        (
+            11,
+            7,
+            "tool-kind",
+            "`handler` is inside `parameters` (line 11), not a key of the tool",
+            "indent it as a key of the tool, in line with `name`",
+        )
+    ]
+
+
+def test_a_deny_indented_under_another_key_of_its_rule(write: Write) -> None:
+    path = write(
+        {
+            "buddy.yaml": MINIMAL
+            + "tools: [resource_list]\nhooks:\n  before_tool_call:\n"
+            + "    - reason: 不读\n      when:\n        deny: [resource_list]\n"
+        }
+    )
+    assert _issues(path) == [
+        (
+            10,
+            9,
+            "hook-kind",
+            "`deny` is inside `when` (line 10), not a key of the rule",
+            "indent it as a key of the rule, in line with `reason`",
+        )
+    ]

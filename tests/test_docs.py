@@ -139,3 +139,20 @@ def test_the_tutorials_render_output_is_what_render_prints(project: Path) -> Non
     (project / "tea-pal").mkdir()
     (project / "tea-pal" / "buddy.yaml").write_text(manifest, encoding="utf-8")
     assert render_markdown(buddy.load(project / "tea-pal")) == shown
+
+
+def _fenced_sh(text: str) -> list[str]:
+    return re.findall(r"^```sh\n(.*?)\n```$", text, re.M | re.S)
+
+
+def test_both_readmes_open_with_the_same_two_commands_and_ci_runs_the_second() -> None:
+    english = (REPO / "README.md").read_text(encoding="utf-8")
+    chinese = (REPO / "README.zh-CN.md").read_text(encoding="utf-8")
+    assert english.splitlines()[2] == "English · [中文](README.zh-CN.md)"
+    assert chinese.splitlines()[2] == "[English](README.md) · 中文"
+    first = _fenced_sh(english.split("---", 1)[0])
+    assert len(first) == 2 and _fenced_sh(chinese.split("---", 1)[0]) == first
+    run, test = first
+    assert "buddy chat" in run and "pytest" in test
+    ci = (REPO / ".ci" / "run").read_text(encoding="utf-8").strip().splitlines()[-1]
+    assert ci == test

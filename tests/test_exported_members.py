@@ -14,6 +14,7 @@ MODULES = [
     "buddy.capabilities",
     "buddy.capabilities.data.datasets",
     "buddy.manifest.yamlio",
+    "buddy.manifest.yamlproblems",
     "buddy.manifest.schema",
     "buddy.manifest.locate",
     "buddy.manifest.load",
@@ -48,6 +49,7 @@ MODULES = [
     "buddy.testing.local",
     "buddy.cli.main",
     "buddy.cli.commands",
+    "buddy.schemas",
 ]
 
 

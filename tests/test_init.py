@@ -11,11 +11,14 @@ from pathlib import Path
 import pytest
 
 import buddy
+from buddy.cli.commands import schema_text
 from buddy.cli.init import GITIGNORE, manifest_text, slug, write_gitignore
 from buddy.cli.main import main
 from buddy.compile.cache import cache_file
+from buddy.testing import scenarios
 from buddy.testing.scenarios import read_suite, run_scenario
 from tests.conftest import REPO
+from tests.test_schemas import schema_target
 
 
 def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -100,6 +103,8 @@ def test_git_ignores_the_compiled_buddy_cache_and_bytecode(
         check=True,
     ).stdout.splitlines()
     assert sorted(listed) == [
+        "?? .buddy/buddy.schema.json",  # to commit: the editor's schemas for everyone
+        "?? .buddy/scenario.schema.json",
         "?? demo/.gitignore",
         "?? demo/buddy.yaml",
         "?? demo/tests/smoke.yaml",
@@ -123,14 +128,69 @@ def test_the_manifest_is_offline_with_a_ci_profile(tmp_path: Path) -> None:
     assert blueprint.persona.template is None  # an inline prompt
 
 
-def test_outside_a_project_with_a_schema_the_first_lines_say_how_to_get_one(
-    tmp_path: Path,
+def test_outside_this_repository_the_schema_lines_resolve_to_current_schemas(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.chdir(project)
+    assert main(["init", "demo", "--dir", "buddies"]) == 0
+    out = capsys.readouterr().out
+    demo = project / "buddies" / "demo"
+    text = (demo / "buddy.yaml").read_text(encoding="utf-8")
+    assert text.startswith("# yaml-language-server: $schema=../../.buddy/buddy.schema.json\n")
+    manifest_schema = schema_target(demo / "buddy.yaml")
+    assert manifest_schema == project / ".buddy" / "buddy.schema.json"
+    assert manifest_schema.read_text(encoding="utf-8") == schema_text()
+    scenario_schema = schema_target(demo / "tests" / "smoke.yaml")
+    assert scenario_schema == project / ".buddy" / "scenario.schema.json"
+    assert scenario_schema.read_text(encoding="utf-8") == scenarios.schema_text()
+    assert out.startswith(
+        "created buddies/demo/buddy.yaml\n"
+        "created buddies/demo/tests/smoke.yaml\n"
+        "created buddies/demo/.gitignore\n"
+        "created .buddy/buddy.schema.json\n"
+        "created .buddy/scenario.schema.json\n"
+        "next: "
+    )
+
+
+def test_init_refreshes_a_stale_schema_and_leaves_a_current_one(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(project)
+    assert main(["init", "one"]) == 0
+    (project / ".buddy" / "scenario.schema.json").write_text("{}\n", encoding="utf-8")
+    capsys.readouterr()
+    assert main(["init", "two"]) == 0
+    out = capsys.readouterr().out
+    assert "updated .buddy/scenario.schema.json\n" in out
+    assert "buddy.schema.json" not in out  # current: not rewritten, not printed
+    fresh = schema_target(project / "two" / "tests" / "smoke.yaml").read_text(encoding="utf-8")
+    assert fresh == scenarios.schema_text()
+
+
+def test_a_lone_buddy_keeps_its_schemas_in_its_own_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # No .git or pyproject.toml above: the buddy's directory is the project root.
     assert main(["init", "demo", "--dir", str(tmp_path)]) == 0
-    text = (tmp_path / "demo" / "buddy.yaml").read_text(encoding="utf-8")
-    assert text.startswith("# Editor completion and checks: `buddy schema > buddy.schema.json`")
-    scenario = (tmp_path / "demo" / "tests" / "smoke.yaml").read_text(encoding="utf-8")
-    assert "$schema" not in scenario
+    demo = tmp_path / "demo"
+    assert schema_target(demo / "buddy.yaml") == demo / ".buddy" / "buddy.schema.json"
+    assert schema_target(demo / "tests" / "smoke.yaml") == demo / ".buddy" / "scenario.schema.json"
+    assert (demo / ".buddy" / "buddy.schema.json").read_text(encoding="utf-8") == schema_text()
+    assert (
+        f"created {(demo / '.buddy' / 'buddy.schema.json').as_posix()}" in capsys.readouterr().out
+    )
+
+
+def test_a_schema_folder_that_cannot_be_written_is_a_warning(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (project / ".buddy").write_text("", encoding="utf-8")  # a file where the folder goes
+    assert main(["init", "demo", "--dir", str(project)]) == 0
+    captured = capsys.readouterr()
+    assert "buddy init: warning: cannot write the editor's schemas" in captured.err
+    assert "`buddy schema --write`" in captured.err
+    assert (project / "demo" / "buddy.yaml").is_file()
 
 
 def test_inside_this_kind_of_repository_the_schema_line_is_a_relative_path(

@@ -102,6 +102,8 @@ def test_undefined_in_a_template_file_is_located_there(write: Write) -> None:
         ("t.md.j2", 3, "template-undefined")
     ]
     assert "'missing' is undefined" in issues[0].message
+    assert issues[0].column == 4
+    assert issues[0].hint.startswith("define it in `persona.vars`; ")
     assert "buddy.yaml:4:13" in issues[0].hint  # the manifest line that names the template
 
 
@@ -124,7 +126,43 @@ def test_inline_prompt_errors_map_into_the_manifest(write: Write) -> None:
             "buddy.yaml": "name: x\nmodel: test\npersona:\n  prompt: |\n    ok\n    {{ nope }}\n",
         }
     )
-    assert _where(path) == [("buddy.yaml", 6, 5, "template-undefined")]
+    assert _where(path) == [("buddy.yaml", 6, 8, "template-undefined")]  # at `nope`
+
+
+@pytest.mark.parametrize(
+    ("line", "column"),
+    [
+        ("{{ missing }}", 4),
+        ("missing: {{ missing | upper }}", 13),  # in the tag, not the text before it
+        ("{% if x %}{% endif %}{{ buddy.missing }}", 31),  # an attribute
+        ("  {%- for i in missing %}{% endfor %}", 16),
+    ],
+)
+def test_undefined_name_is_located_at_its_column(write: Write, line: str, column: int) -> None:
+    path = write(
+        {
+            "buddy.yaml": _manifest("t.md.j2", "  vars: {x: 1}\n"),
+            "personas/t.md.j2": f"line one\n{line}\n",
+        }
+    )
+    _, issues = buddy.check(path)
+    assert [(i.line, i.column, i.code) for i in issues] == [(2, column, "template-undefined")]
+
+
+def test_undefined_name_hints_how_to_define_it(write: Write) -> None:
+    def hint(prompt: str) -> str:
+        path = write({"buddy.yaml": MINIMAL.replace("你好，我是 {{ buddy.name }}。", prompt)})
+        _, issues = buddy.check(path)
+        return issues[0].hint
+
+    assert hint("'{{ city }}'") == "define it in `persona.vars`"
+    assert hint("'{{ cty }}'\n  vars: {city: 成都}") == (
+        "did you mean `city`? Or define `cty` in `persona.vars`"
+    )
+    assert hint("'{{ memory }}'") == (
+        "`memory` is what a `memory:` section gives templates: add one to the manifest"
+    )
+    assert hint("'{{ buddy.nope }}'") == ""
 
 
 def test_template_not_found_suggests(write: Write) -> None:

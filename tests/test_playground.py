@@ -30,8 +30,10 @@ from typing import Any
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Browser, Locator, Page, expect, sync_playwright
 
+from buddy.compile.compiler import load
+from buddy.compile.render import view
 from buddy.playground.session import DevSession
 from tests.conftest import REPO
 
@@ -370,7 +372,10 @@ def test_memory_can_be_inspected_and_edited(page: Page) -> None:
 
 
 def test_a_group_conversation_speaks_as_the_chosen_member(page: Page) -> None:
-    new_conversation(page, "aunt-tu", "group", "小李, 小王")
+    new_conversation(page, "aunt-tu", "group", "小王, 小李，小张")
+    # The members stay in the order typed, in the list and in the sender menu.
+    expect(page.locator("#conversations li.active div").first).to_have_text("小王、小李、小张")
+    expect(page.locator("#composer-sender option")).to_have_text(["小王", "小李", "小张"])
     expect(page.locator("#composer-sender")).to_be_visible()
     page.select_option("#composer-sender", label="小王")
     send(page, "今晚吃什么？")
@@ -398,6 +403,10 @@ def test_a_trigger_fires_a_proactive_turn_and_the_clock_moves(page: Page) -> Non
     expect(page.locator("#subs [data-key=post-run]")).to_be_visible()
     page.select_option("#trigger-type", "workout.completed")
     page.click("#trigger-fire")
+    started = page.locator(".toast", has_text="started a proactive turn")
+    expect(started).to_contain_text("workout.completed: ")
+    expect(started).to_contain_text("run-review started a proactive turn")
+    _assert_clear_of_the_composer(page, started)
     turn = page.locator(".turn.proactive").last
     expect(turn).to_contain_text("跑后复盘")
     expect(turn).to_contain_text("workout.completed")
@@ -407,6 +416,11 @@ def test_a_trigger_fires_a_proactive_turn_and_the_clock_moves(page: Page) -> Non
     )
 
     page.click("#trigger-fire")  # within the cooldown: skipped, with the gate's reason
+    cooling = page.locator(".toast", has_text="cooling down")
+    expect(cooling).to_contain_text("workout.completed: no turn — ")
+    expect(cooling).to_contain_text("run-review is cooling down (60 min)")
+    expect(cooling).not_to_contain_text("fired")
+    _assert_clear_of_the_composer(page, cooling)
     skipped = page.locator(".run-line.skipped", has_text="run-review")
     expect(skipped).to_contain_text("cooldown")
     expect(page.locator("#runs .run[data-key=run-review][data-status=skipped]")).to_contain_text(
@@ -417,6 +431,56 @@ def test_a_trigger_fires_a_proactive_turn_and_the_clock_moves(page: Page) -> Non
     page.click(".clock-advance[data-seconds='86400']")
     expect(page.locator("#clock-now")).not_to_have_text(before)
     expect(page.locator("#clock-now")).to_contain_text("ahead of real time")
+
+
+def _assert_clear_of_the_composer(page: Page, toast: Locator) -> None:
+    note, composer = toast.bounding_box(), page.locator("#composer").bounding_box()
+    assert note is not None and composer is not None
+    assert note["y"] + note["height"] <= composer["y"], (note, composer)
+
+
+@pytest.mark.parametrize("width", [1024, 1280])
+def test_the_clock_controls_stay_on_one_line(page: Page, width: int) -> None:
+    page.set_viewport_size({"width": width, "height": 800})
+    new_conversation(page, "cardio")
+    page.click(".tab[data-tab=proactive]")
+    controls = page.locator("#clock-controls > *")
+    expect(controls).to_have_count(6)  # four buttons, the minutes, and their button
+    boxes = [box for box in (c.bounding_box() for c in controls.all()) if box is not None]
+    assert len(boxes) == 6
+    assert max(b["y"] for b in boxes) - min(b["y"] for b in boxes) < 2, boxes
+
+
+def test_the_buddy_tab_shows_the_prompts_the_hooks_and_the_subscriptions(
+    page: Page, dev: Dev
+) -> None:
+    shown = view(load(dev.root / "manifests" / "cardio"))
+    group = view(load(dev.root / "manifests" / "cardio"), conversation="group")
+    new_conversation(page, "cardio")
+    page.click(".tab[data-tab=buddy]")
+    prompt = page.locator("#buddy-prompt pre.prompt")
+    expect(prompt).to_have_attribute("data-kind", "private")
+    expect(prompt).to_have_text(shown["system_prompt"])
+    expect(prompt).not_to_contain_text("## 在群里")
+    page.click(".prompt-kind[data-kind=group]")
+    expect(prompt).to_have_attribute("data-kind", "group")
+    expect(prompt).to_have_text(group["system_prompt"])
+    expect(prompt).to_contain_text("## 在群里")
+
+    hooks = page.locator("#buddy-hooks .hook")
+    expect(hooks).to_have_count(3)
+    expect(hooks.nth(0)).to_contain_text("deny widget_write_record, widget_create, remember")
+    expect(hooks.nth(0)).to_contain_text("when proactive")
+    expect(hooks.nth(1)).to_contain_text("plugins.cardio:guard on data_access_request")
+    expect(hooks.nth(2)).to_have_attribute("data-hook", "after_tool_call")
+    expect(hooks.nth(2)).to_contain_text("plugins.cardio:trim_result")
+
+    proactive = page.locator("#buddy-proactive")
+    expect(proactive.locator("tr[data-key]")).to_have_count(3)
+    post_run = proactive.locator("tr[data-key=post-run]")
+    expect(post_run).to_contain_text("workout.completed")
+    expect(post_run).to_contain_text("quiet 23:00–06:30 · cooldown 60 min · 2/day")
+    expect(proactive.locator("pre.prompt")).to_contain_text("这是主动服务的回合")
 
 
 def _edit(manifest: Path, old: str, new: str) -> str:

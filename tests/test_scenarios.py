@@ -261,8 +261,7 @@ def test_example_scenarios_cover_the_format() -> None:
 def test_schema_is_current() -> None:
     committed = (REPO / "docs" / "scenario.schema.json").read_text(encoding="utf-8")
     assert committed == schema_text(), (
-        "docs/scenario.schema.json is stale: "
-        "python -m buddy.testing.scenarios > docs/scenario.schema.json"
+        "docs/scenario.schema.json is stale: run `buddy schema --write docs`"
     )
 
 

@@ -33,6 +33,8 @@ from tests.test_playground import Dev, new_conversation, running_dev, send
 browser = test_playground.browser  # its Chromium fixture, requested by name below
 
 TUTORIAL = REPO / "docs" / "tutorial.md"
+#: The Chinese page: the same steps (commands, files, outputs) with Chinese prose.
+TUTORIAL_ZH = REPO / "docs" / "tutorial.zh-CN.md"
 FENCE = re.compile(r"^(`{3,})(\w*)\n(.*?)^\1$", re.M | re.S)
 FILE_LABEL = re.compile(r"^`([^`]+)`:$")
 ELLIPSIS = "…"
@@ -166,6 +168,20 @@ def test_the_page_has_the_steps_it_promises() -> None:
         "demo/tests/memory.yaml",
     ]
     assert all(s.output for s in found if s.kind == "sh")
+
+
+def test_the_chinese_page_has_exactly_the_english_pages_steps() -> None:
+    # Run once (below, on the English page), true for both: every command, every file
+    # written and every output shown are the same, in the same order.
+    english = steps(TUTORIAL.read_text(encoding="utf-8"))
+    chinese = steps(TUTORIAL_ZH.read_text(encoding="utf-8"))
+    assert chinese == english
+    assert TUTORIAL.read_text(encoding="utf-8").splitlines()[2] == (
+        "English · [中文](tutorial.zh-CN.md)"
+    )
+    assert (
+        TUTORIAL_ZH.read_text(encoding="utf-8").splitlines()[2] == "[English](tutorial.md) · 中文"
+    )
 
 
 def test_every_command_of_the_tutorial_runs(tmp_path: Path, request: pytest.FixtureRequest) -> None:

@@ -6,6 +6,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
+import yaml
 
 from buddy.errors import Issue
 from buddy.manifest.yamlio import (
@@ -15,6 +16,7 @@ from buddy.manifest.yamlio import (
     format_path,
     load_document,
 )
+from buddy.manifest.yamlproblems import explain
 
 
 def _load(tmp_path: Path, text: str) -> Document | Issue:
@@ -97,6 +99,107 @@ def test_refused(tmp_path: Path, text: str, code: str, line: int, column: int) -
     issue = _load(tmp_path, text)
     assert isinstance(issue, Issue), issue
     assert (issue.code, issue.line, issue.column) == (code, line, column), issue
+
+
+SYNTAX = {
+    "colon-in-value": (
+        "name: case\ntitle: a: b\n",
+        (2, 9),
+        "YAML: the value of `title` contains `: `, which YAML reads as the start of a mapping",
+        'quote the value: `title: "a: b"`',
+    ),
+    "key-under-a-value": (
+        "name: x\n  model: test\n",
+        (2, 8),
+        "YAML: `model` is indented under `name` (line 1), which already has a value on its line",
+        "indent `model` like the keys beside it; to nest it, leave `name:` with no value on its"
+        " line",
+    ),
+    "key-off-its-mapping": (
+        "persona:\n    prompt: x\n  vars: {}\n",
+        (3, 3),
+        "YAML: this line is indented to column 3, but the keys above it start in column 5"
+        " (line 2) or column 1 (line 1)",
+        "keys of one mapping start in the same column: indent it like the key it belongs beside",
+    ),
+    "key-without-colon": (
+        "name: x\nmodel\npersona: {}\n",
+        (3, 1),
+        "YAML: the text on line 2 reads as a key, but no `:` follows it",
+        "write `key: value`; a line that continues a value belongs inside it (quote the value,"
+        " or write it as a `|` block)",
+    ),
+    "not-an-item": (
+        "tools:\n  - a\n  b: 1\n",
+        (3, 3),
+        "YAML: this line is inside a list (it starts on line 2) but is not a `- ` item",
+        "start it with `- `, indent it under the item it belongs to, or indent it less to end"
+        " the list",
+    ),
+    "text-after-a-quote": (
+        "a: 'it's'\n",
+        (1, 8),
+        "YAML: unexpected text after the value on this line",
+        "a value that goes on after a closing quote must be quoted whole; inside single quotes"
+        " a quote is written twice ('it''s')",
+    ),
+    "tab": (
+        "name: x\n\tmodel: test\n",
+        (2, 1),
+        "YAML: a tab in the indentation",
+        "YAML indents with spaces only: replace the tab with spaces",
+    ),
+    "unclosed-bracket": (
+        "a: [1, 2\n",
+        (2, 1),
+        "YAML: the `[` opened on line 1 is not closed where YAML expected `,` or `]`",
+        "close it with `]`, separate its items with `,`, and quote an item that contains `:`,"
+        " `,` or a bracket",
+    ),
+    "unclosed-quote": (
+        'a: "abc\nb: 2\n',
+        (3, 1),
+        "YAML: the quoted value opened on line 1 is never closed",
+        "add the closing quote (inside single quotes a quote is written twice: 'it''s')",
+    ),
+    "reserved-character": (
+        "a: @x\n",
+        (1, 4),
+        "YAML: a plain value cannot start with `@`",
+        'quote the value: "@x"',
+    ),
+    "undefined-alias": (
+        "a: *x\n",
+        (1, 4),
+        "YAML: `*x` refers to an anchor `&x` that is not defined before it",
+        "`*` starts an alias: quote the value if the `*` is meant as text",
+    ),
+    "second-document": (
+        "a: 1\n---\nb: 2\n",
+        (2, 1),
+        "YAML: a second document starts here",
+        "the file holds a single document: remove the `---` line, or what follows it",
+    ),
+}
+
+
+@pytest.mark.parametrize(("text", "where", "message", "hint"), SYNTAX.values(), ids=list(SYNTAX))
+def test_syntax_errors_say_the_likely_mistake(
+    tmp_path: Path, text: str, where: tuple[int, int], message: str, hint: str
+) -> None:
+    issue = _load(tmp_path, text)
+    assert isinstance(issue, Issue), issue
+    assert (issue.code, (issue.line, issue.column), issue.message, issue.hint) == (
+        "yaml-syntax",
+        where,
+        message,
+        hint,
+    )
+    # PyYAML's own parser words its errors differently (`expected <block end>, but found
+    # …`, `mapping values are not allowed here`): said the same.
+    with pytest.raises(yaml.MarkedYAMLError) as caught:
+        yaml.compose(text, Loader=yaml.SafeLoader)
+    assert explain(caught.value, text) == (message, hint)
 
 
 def test_alias_bomb_is_refused_at_the_first_alias(tmp_path: Path) -> None:

@@ -624,7 +624,7 @@ FOUND: dict[str, tuple[str, str, int, int]] = {
         "name: fuzz\nmodel: test\npersona:\n  prompt: |\n\n\n    {{ nope }}\n",
         "template-undefined",
         7,
-        5,
+        8,  # the name, inside `{{ }}`
     ),
     "escaped-newlines-in-prompt": (
         'name: fuzz\nmodel: test\npersona:\n  prompt: "{{\\n\\n\\e"\n',

@@ -33,6 +33,18 @@ async def test_dev_token_is_a_separate_identity(dev: Dev) -> None:
     assert response.json()["kind"] == "private"
 
 
+async def test_members_are_answered_in_the_order_given(dev: Dev) -> None:
+    names = ["小王", "小李", "小张", "阿明"]
+    conv = await dev.conversation("group", names)
+    assert [m["name"] for m in conv["members"]] == names
+    listed = await dev.http.get(
+        "/dev/conversations", headers=dev.admin, params={"identity": "demo"}
+    )
+    assert [m["name"] for m in listed.json()[0]["members"]] == names
+    info = await dev.http.get("/internal/v1/conversation", headers=dev.auth(conv["id"]))
+    assert [m["name"] for m in info.json()["members"]] == names
+
+
 async def test_user_message_becomes_an_event_and_a_turn_commits_once(dev: Dev) -> None:
     conv = await dev.conversation("group")
     speaker = conv["members"][1]["member_id"]

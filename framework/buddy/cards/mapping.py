@@ -14,7 +14,6 @@ unchanged buddy exports the very card it was imported from.
 from __future__ import annotations
 
 import copy
-import os
 import re
 import unicodedata
 from collections.abc import Mapping
@@ -39,10 +38,11 @@ from buddy.cards.prompt import (
     words,
 )
 from buddy.cards.spec import PROMPT_FIELDS, Card, Version, blank_card, convert
-from buddy.compile.persona import EXAMPLE_NOW, PersonaRenderer, find_project_root, make_environment
+from buddy.compile.persona import EXAMPLE_NOW, PersonaRenderer, make_environment
 from buddy.errors import CardError, Issue, ManifestError, ParseError
 from buddy.manifest.schema import SLUG_PATTERN
 from buddy.manifest.yamlio import MAX_FILE_BYTES, load_document, parse_document
+from buddy.schemas import MANIFEST, project_line
 
 __all__ = [
     "CARD_IMAGE",
@@ -220,14 +220,6 @@ def _dump(data: Mapping[str, Any]) -> str:
     return text
 
 
-def _schema_line(directory: Path) -> str:
-    schema = find_project_root(directory) / "docs" / "buddy.schema.json"
-    if schema.is_file():
-        relative = Path(os.path.relpath(schema, directory)).as_posix()
-        return f"# yaml-language-server: $schema={relative}\n"
-    return ""
-
-
 def _lore_book(card: Card) -> dict[str, Any] | None:
     """The lore book of the card's lorebook, or ``None`` when it has no entry with content.
 
@@ -274,7 +266,7 @@ def manifest_text(card: Card, derived: Derived, name: str, directory: Path) -> s
     persona = {"prompt": derived.prompt, "vars": derived.vars}
     source = re.sub(r"[\x00-\x1f\x7f]", "", Path(card.file).name) or "a card"
     text = (
-        _schema_line(directory)
+        project_line(MANIFEST, directory)
         + f"# Imported from a Character Card V{card.version} ({source}) by `buddy import-card`.\n"
         + f"# {SIDECAR} next to this file holds the whole card; `buddy export-card` writes it\n"
         + "# back, with this buddy's title, description, prompt and greetings where they changed.\n"

@@ -28,7 +28,7 @@ def import_card(file: str, parent_dir: str, name: str | None) -> int:
 
     Creates ``PARENT/NAME/`` with ``buddy.yaml``, ``card.json`` (the whole card), for a
     PNG card ``card.png`` (its picture), and, as ``buddy init`` does, a smoke scenario
-    ``tests/smoke.yaml`` and a ``.gitignore``.
+    ``tests/smoke.yaml``, a ``.gitignore`` and the project's schemas when missing or stale.
 
     Returns:
         0 when created; 1 when ``FILE`` is not a valid card (or the new buddy does not
@@ -81,7 +81,7 @@ def import_card(file: str, parent_dir: str, name: str | None) -> int:
         _say(command, str(exc))
         return EXIT_INVALID
 
-    from buddy.cli.init import scenario_text, write_gitignore
+    from buddy.cli.init import scenario_text, write_gitignore, write_schemas
 
     # The smoke scenario `buddy init` writes: the card's persona does not change it, and
     # `buddy test` on a directory of buddies then has something to run for this one.
@@ -94,6 +94,7 @@ def import_card(file: str, parent_dir: str, name: str | None) -> int:
     ignore = write_gitignore(target)
     if ignore is not None:
         print(f"created {ignore.as_posix()}")
+    write_schemas(target, command)
     if source:
         print(f"name `{name}` from {source} (choose another with --name)")
 

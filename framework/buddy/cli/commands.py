@@ -13,7 +13,7 @@ from pathlib import Path
 from buddy.compile.project import searched
 from buddy.errors import Issue
 
-__all__ = ["find_manifests", "is_base", "render", "schema", "schema_text", "validate"]
+__all__ = ["find_manifests", "is_base", "render", "schema", "schema_text", "shown", "validate"]
 
 
 #: A base manifest's mark, as written at the top level (``abstract: true``).
@@ -173,7 +173,36 @@ def schema_text() -> str:
     return json.dumps(manifest_json_schema(), ensure_ascii=False, indent=2) + "\n"
 
 
-def schema() -> int:
-    """``buddy schema``."""
-    sys.stdout.write(schema_text())
+def shown(path: Path) -> str:
+    """``path`` as a command prints it: relative to the working directory when inside it."""
+    absolute = path.absolute()
+    try:
+        return absolute.relative_to(Path.cwd()).as_posix()
+    except ValueError:
+        return absolute.as_posix()
+
+
+def schema(scenario: bool = False, write: str | None = None) -> int:
+    """``buddy schema [--scenario | --write [DIR]]``.
+
+    Prints the JSON Schema of ``buddy.yaml`` (with ``scenario``, of scenario files), or
+    writes both into the folder ``write`` — ``""`` for where the ``$schema`` lines of the
+    project's files point (:func:`buddy.schemas.refresh`) — and prints each file with
+    what was done to it (created, updated, unchanged).
+
+    Returns:
+        0; 2 when ``write`` cannot be written.
+    """
+    from buddy import schemas
+
+    if write is None:
+        sys.stdout.write(schemas.text(schemas.SCENARIO if scenario else schemas.MANIFEST))
+        return 0
+    try:
+        done = schemas.write(Path(write)) if write else schemas.refresh(Path.cwd())
+    except OSError as exc:
+        print(f"buddy schema: cannot write {exc.filename}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    for path, status in done:
+        print(f"{status} {shown(path)}")
     return 0

@@ -15,12 +15,19 @@ from buddy.compile.project import searched
 from buddy.errors import ParseError
 from buddy.manifest.schema import SLUG_PATTERN, did_you_mean
 from buddy.manifest.yamlio import parse_document
+from buddy.schemas import MANIFEST, SCENARIO, project_line, refresh
 
-__all__ = ["GITIGNORE", "init", "manifest_text", "scenario_text", "slug", "write_gitignore"]
+__all__ = [
+    "GITIGNORE",
+    "init",
+    "manifest_text",
+    "scenario_text",
+    "slug",
+    "write_gitignore",
+    "write_schemas",
+]
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
-SCHEMA_FILE = Path("docs") / "buddy.schema.json"
-SCENARIO_SCHEMA_FILE = Path("docs") / "scenario.schema.json"
 _TEMPLATE_SUFFIXES = (".j2", ".jinja", ".jinja2", ".md", ".txt")
 
 
@@ -38,20 +45,6 @@ def _scalar(value: str) -> str:
     except ParseError:
         plain = None
     return value if plain == {"k": value} else json.dumps(value, ensure_ascii=False)
-
-
-def _schema_line(directory: Path) -> str:
-    """The editor's schema comment: a relative path to the committed schema when the
-    project has one (this repository does), else how to get the schema."""
-    root = find_project_root(directory)
-    schema = root / SCHEMA_FILE
-    if schema.is_file():
-        relative = Path(os.path.relpath(schema, directory)).as_posix()
-        return f"# yaml-language-server: $schema={relative}\n"
-    return (
-        "# Editor completion and checks: `buddy schema > buddy.schema.json`, then make the\n"
-        "# first line `# yaml-language-server: $schema=<path to buddy.schema.json>`.\n"
-    )
 
 
 def manifest_text(name: str, directory: Path, persona: str | None = None) -> str:
@@ -87,7 +80,7 @@ def manifest_text(name: str, directory: Path, persona: str | None = None) -> str
             "  # vars: { name: value }   # variables the template reads\n"
         )
     return (
-        _schema_line(directory)
+        project_line(MANIFEST, directory)
         + "version: 1\n"
         + f"name: {_scalar(name)}\n"
         + f"title: {_scalar(name)}\n"
@@ -124,13 +117,8 @@ def scenario_text(name: str, directory: Path) -> str:
         name: The buddy's name.
         directory: The buddy's directory (for the schema comment's relative path).
     """
-    schema = find_project_root(directory) / SCENARIO_SCHEMA_FILE
-    line = ""
-    if schema.is_file():
-        relative = Path(os.path.relpath(schema, directory / "tests")).as_posix()
-        line = f"# yaml-language-server: $schema={relative}\n"
     return (
-        line
+        project_line(SCENARIO, directory, directory / "tests")
         + f"# `buddy test {name}` runs this offline: the scripted model response is what the\n"
         + "# model answers, `expect` is what the user must receive. Add a scenario per feature.\n"
         + "scenarios:\n"
@@ -161,6 +149,29 @@ def write_gitignore(directory: Path) -> Path | None:
     except FileExistsError:
         return None
     return target
+
+
+def write_schemas(directory: Path, command: str = "init") -> None:
+    """Write or refresh the schemas the ``$schema`` lines of a buddy in ``directory`` point
+    at (:func:`buddy.schemas.refresh`), printing each one created or updated.
+
+    A folder that cannot be written is a warning, not a failure: the buddy is made, only
+    the editor's completion is missing.
+    """
+    from buddy.cli.commands import shown
+
+    try:
+        done = refresh(directory)
+    except OSError as exc:
+        print(
+            f"buddy {command}: warning: cannot write the editor's schemas: "
+            f"{exc.strerror or exc}: {exc.filename}; write them with `buddy schema --write`",
+            file=sys.stderr,
+        )
+        return
+    for path, status in done:
+        if status != "unchanged":
+            print(f"{status} {shown(path)}")
 
 
 def _templates(path: list[Path]) -> list[str]:
@@ -217,7 +228,9 @@ def init(name: str, persona: str | None, parent_dir: str) -> int:
 
     Creates ``PARENT/NAME/buddy.yaml`` (offline model, a ``ci`` profile with the test
     model, an inline persona or the shared ``TEMPLATE``), ``tests/smoke.yaml`` and a
-    ``.gitignore`` for the compiled-buddy cache and bytecode (``__pycache__/``).
+    ``.gitignore`` for the compiled-buddy cache and bytecode (``__pycache__/``); the first
+    two point editors at the project's schemas, which it writes or refreshes
+    (:func:`write_schemas`).
 
     Returns:
         0 when created (and valid); 1 when created but the shared template needs
@@ -258,6 +271,7 @@ def init(name: str, persona: str | None, parent_dir: str) -> int:
     for created in (manifest, scenario, ignore):
         if created is not None:
             print(f"created {created.as_posix()}")
+    write_schemas(target)
 
     from buddy.compile.compiler import check
 

@@ -6,6 +6,7 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 __all__ = ["main"]
 
@@ -27,6 +28,34 @@ def _positive(text: str) -> float:
     if not (0 < value < float("inf")):
         raise argparse.ArgumentTypeError(f"must be above 0 seconds, not {text}")
     return value
+
+
+def _test_parser(sub: Any, profile_help: str) -> None:
+    """``buddy test``'s options."""
+    test = sub.add_parser(
+        "test",
+        help="run the scenario tests next to buddies (offline and deterministic by default)",
+        description="Run scenario files (tests/*.yaml inside each buddy directory) against a "
+        "local dev platform. Exit 0 when all pass, 1 when any fails, 2 on a usage error.",
+    )
+    test.add_argument("paths", nargs="*", metavar="PATH", default=["."])
+    test.add_argument("--model", help="run against this model instead of the scripted turns")
+    test.add_argument("--profile", help=profile_help)
+    test.add_argument("--junit", metavar="FILE", help="also write JUnit XML here")
+    test.add_argument(
+        "-k", dest="select", metavar="TEXT", help="only scenarios whose name contains TEXT"
+    )
+    test.add_argument(
+        "--require-scenarios",
+        action="store_true",
+        help="fail for a buddy with no scenario files (by default it is only reported)",
+    )
+    test.add_argument(
+        "--sockets",
+        action="store_true",
+        help="serve the dev platform on loopback sockets (by default it runs in this "
+        "process, without a port)",
+    )
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -64,7 +93,25 @@ def _parser() -> argparse.ArgumentParser:
     render.add_argument("--profile", help=profile_help)
     render.add_argument("--model", help=model_help)
 
-    sub.add_parser("schema", help="print the JSON Schema of buddy.yaml")
+    schema = sub.add_parser(
+        "schema",
+        help="print the JSON Schema of buddy.yaml (or of scenario files), or write both",
+        description="Print the JSON Schema of buddy.yaml, or of scenario files with "
+        "--scenario; --write puts both into a folder that the `$schema` line of a file can "
+        "point at with a relative path.",
+    )
+    which = schema.add_mutually_exclusive_group()
+    which.add_argument(
+        "--scenario", action="store_true", help="the schema of scenario files (tests/*.yaml)"
+    )
+    which.add_argument(
+        "--write",
+        nargs="?",
+        const="",
+        metavar="DIR",
+        help="write buddy.schema.json and scenario.schema.json into DIR (default: where the "
+        "project's files point, .buddy/ at the project root) and print what was written",
+    )
 
     chat = sub.add_parser(
         "chat",
@@ -80,24 +127,7 @@ def _parser() -> argparse.ArgumentParser:
 
     _add_run(sub, model_help, profile_help)
 
-    test = sub.add_parser(
-        "test",
-        help="run the scenario tests next to buddies (offline and deterministic by default)",
-        description="Run scenario files (tests/*.yaml inside each buddy directory) against a "
-        "local dev platform. Exit 0 when all pass, 1 when any fails, 2 on a usage error.",
-    )
-    test.add_argument("paths", nargs="*", metavar="PATH", default=["."])
-    test.add_argument("--model", help="run against this model instead of the scripted turns")
-    test.add_argument("--profile", help=profile_help)
-    test.add_argument("--junit", metavar="FILE", help="also write JUnit XML here")
-    test.add_argument(
-        "-k", dest="select", metavar="TEXT", help="only scenarios whose name contains TEXT"
-    )
-    test.add_argument(
-        "--require-scenarios",
-        action="store_true",
-        help="fail for a buddy with no scenario files (by default it is only reported)",
-    )
+    _test_parser(sub, profile_help)
 
     diff = sub.add_parser(
         "diff",
@@ -237,7 +267,7 @@ def _run(argv: Sequence[str] | None) -> int:
     if args.command == "schema":
         from buddy.cli.commands import schema
 
-        return schema()
+        return schema(args.scenario, args.write)
     if args.command == "platform":
         from buddy.cli.serve import platform
 
@@ -258,6 +288,7 @@ def _run(argv: Sequence[str] | None) -> int:
             args.select,
             profile=profile,
             require_scenarios=args.require_scenarios,
+            sockets=args.sockets,
         )
     if args.command == "diff":
         from buddy.cli.diff import diff

@@ -158,6 +158,7 @@ async def _run(
     *,
     profile: str | None = None,
     require_scenarios: bool = False,
+    sockets: bool = False,
 ) -> Outcome:
     import buddy
     from buddy.testing.scenarios import read_suite, run_scenario
@@ -203,7 +204,9 @@ async def _run(
                 if select is not None and select.casefold() not in scenario.name.casefold():
                     outcome.deselected += 1
                     continue
-                result = await run_scenario(blueprint, suite, index, model=model, timeout=timeout)
+                result = await run_scenario(
+                    blueprint, suite, index, model=model, timeout=timeout, sockets=sockets
+                )
                 outcome.results.append((blueprint.name, file.stem, result))
                 _report(result, out)
     return outcome
@@ -293,6 +296,7 @@ def test(
     *,
     profile: str | None = None,  # noqa: PT028 - the command's body, not a pytest test
     require_scenarios: bool = False,  # noqa: PT028
+    sockets: bool = False,  # noqa: PT028
 ) -> int:
     """``buddy test [PATH…]``: exit 0 all passed, 1 any failed, 2 usage error.
 
@@ -306,6 +310,8 @@ def test(
             responses still answer unless ``model`` is given).
         require_scenarios: Count a buddy found without scenario files as a failure
             (otherwise it is only reported).
+        sockets: Serve each scenario's dev platform on loopback sockets, as a remote
+            platform would be reached, instead of in this process.
     """
     from buddy.errors import ModelConfigError
 
@@ -326,6 +332,7 @@ def test(
                 sys.stdout,
                 profile=profile,
                 require_scenarios=require_scenarios,
+                sockets=sockets,
             )
         )
     except ModelConfigError as exc:

@@ -19,7 +19,7 @@ import jinja2
 from jinja2 import meta
 from pydantic import TypeAdapter, ValidationError
 
-from buddy.capabilities import declarative_uses, facades, layers, prompts, resolve
+from buddy.capabilities import declarative_uses, facades, layers, prompts, registry, resolve
 from buddy.capabilities import sections as registered_sections
 from buddy.compile.blueprint import (
     Blueprint,
@@ -56,6 +56,7 @@ from buddy.manifest.schema import (
     ModelOptions,
     ModelRef,
     ThinkingOptions,
+    closest,
     did_you_mean,
     manifest_model,
 )
@@ -351,15 +352,17 @@ class _Compiler:
         return None if failed else renderer
 
     def template_issue(self, exc: BaseException, renderer: PersonaRenderer) -> None:
-        failure = describe_failure(exc, renderer.name)
+        failure = describe_failure(exc, renderer.name, renderer.inline)
         named: YamlPath = ("persona", "template") if renderer.template else ("persona", "prompt")
         at = loc_of(self.doc, named)
+        hint = self.undefined_hint(failure.undefined) if failure.undefined else ""
         if failure.file == INLINE_NAME:
             start = self.doc.blocks.get(named)
             line = max(failure.line, 1)
             where = ""
             if start is not None:
-                loc = Loc(start.file, start.line + line - 1, start.column)
+                column = start.column + failure.column - 1
+                loc = Loc(start.file, start.line + line - 1, column)
             else:
                 # A plain or quoted scalar folds its line breaks and may write them as `\n`,
                 # so the prompt's lines are not the file's: point at the value instead.
@@ -373,7 +376,7 @@ class _Compiler:
                     path="persona.prompt",
                     code=failure.code,
                     message=f"in the persona prompt{where}: {failure.message}",
-                    hint="",
+                    hint=hint,
                 )
             )
             return
@@ -390,17 +393,28 @@ class _Compiler:
                 + unmarked_root_note(self.root),
             )
             return
+        named_at = f"the template is named at {at.file}:{at.line}:{at.column}"
         self.issues.append(
             Issue(
                 file=failure.file,
                 line=failure.line,
-                column=1,
+                column=failure.column,
                 path="persona.template",
                 code=failure.code,
                 message=failure.message,
-                hint=f"the template is named at {at.file}:{at.line}:{at.column}",
+                hint=f"{hint}; {named_at}" if hint else named_at,
             )
         )
+
+    def undefined_hint(self, name: str) -> str:
+        """How to define ``name``, a top-level name a persona template uses undefined."""
+        if name in dict(prompts()):  # what a section gives templates, and it has none
+            return f"`{name}` is what a `{name}:` section gives templates: add one to the manifest"
+        known = [*self.manifest.persona.vars, *RESERVED_NAMES]
+        guess = did_you_mean(name, known)
+        if guess:
+            return f"{guess} Or define `{name}` in `persona.vars`"
+        return "define it in `persona.vars`"
 
     def traits(self, path: list[Path]) -> dict[str, Any] | None:
         raw = self.manifest.persona.traits
@@ -576,13 +590,25 @@ class _Compiler:
         if tools is None:  # the tool list itself is invalid: nothing to check against
             return
         for index, name in enumerate(names):
-            if name not in tools:
+            if name in tools:
+                continue
+            if name in registry().tools:  # a real tool, just not this buddy's
                 self.error(
                     (*path, index),
                     "hook-unknown-tool",
-                    f"`{name}` is not one of this buddy's tools",
-                    did_you_mean(name, sorted(tools)) or "list the tool under `tools` first",
+                    f"`{name}` is a platform tool this buddy does not list in `tools`",
+                    f"add it to `tools` (`- {name}`), or remove it from this list",
                 )
+                continue
+            platform = closest(name, registry().tool_names())
+            self.error(
+                (*path, index),
+                "hook-unknown-tool",
+                f"`{name}` is not one of this buddy's tools",
+                did_you_mean(name, sorted(tools))
+                or (f"did you mean `{platform}`? add it to `tools` too" if platform else "")
+                or "list the tool under `tools` first",
+            )
 
     # ------------------------------------------------------------ capability sections
 

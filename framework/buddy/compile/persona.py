@@ -378,16 +378,27 @@ def make_environment(
 
 @dataclass(frozen=True, slots=True)
 class TemplateFailure:
-    """Where a template failed: the template file (or ``INLINE_NAME``), its line, and why."""
+    """Where a template failed: the template file (or ``INLINE_NAME``), its line and
+    column, and why; ``undefined`` is the top-level name a template used undefined."""
 
     file: str
     line: int
     code: str
     message: str
+    column: int = 1
+    undefined: str | None = None
 
 
-def describe_failure(exc: BaseException, fallback: str) -> TemplateFailure:
-    """Locate a Jinja error at the template file and line where it happened."""
+_UNDEFINED = re.compile(r"^'([A-Za-z_][A-Za-z0-9_]*)' is undefined$")
+_NO_ATTRIBUTE = re.compile(r"has no attribute '([A-Za-z_][A-Za-z0-9_]*)'$")
+_TAG = re.compile(r"\{\{.*?(?:\}\}|$)|\{%.*?(?:%\}|$)")
+
+
+def describe_failure(
+    exc: BaseException, fallback: str, inline: str | None = None
+) -> TemplateFailure:
+    """Locate a Jinja error at the template file and line where it happened — and, for an
+    undefined name, its column (``inline``: the text of ``INLINE_NAME``)."""
     if isinstance(exc, jinja2.TemplateSyntaxError):
         return TemplateFailure(
             exc.filename or exc.name or fallback, exc.lineno, "template-syntax", exc.message or ""
@@ -406,8 +417,45 @@ def describe_failure(exc: BaseException, fallback: str) -> TemplateFailure:
     if isinstance(exc, jinja2.TemplateNotFound):
         return TemplateFailure(file, line, "template-not-found", f"template {exc.name!r} not found")
     if isinstance(exc, jinja2.UndefinedError):
-        return TemplateFailure(file, line, "template-undefined", exc.message or str(exc))
+        message = exc.message or str(exc)
+        top = _UNDEFINED.match(message)
+        attribute = _NO_ATTRIBUTE.search(message)
+        # Jinja reports the line only: find the name on it (inside a tag, where it is used).
+        pattern = (
+            rf"(?<![\w.]){top.group(1)}\b"
+            if top
+            else rf"(?<=[.'\"]){attribute.group(1)}\b"
+            if attribute
+            else None
+        )
+        text = inline if file == INLINE_NAME else _read(file)
+        column = _column(text, line, pattern) if pattern and text is not None else 1
+        return TemplateFailure(
+            file, line, "template-undefined", message, column, top.group(1) if top else None
+        )
     return TemplateFailure(file, line, "template-error", f"{type(exc).__name__}: {exc}")
+
+
+def _read(file: str) -> str | None:
+    try:
+        return Path(file).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _column(text: str, line: int, pattern: str) -> int:
+    """The 1-based column of ``pattern`` on ``line`` of ``text``, first inside a ``{{ }}``
+    or ``{% %}`` tag; 1 when it is not there."""
+    lines = re.split(r"\r\n|\r|\n", text)  # Jinja's line breaks
+    if not 1 <= line <= len(lines):
+        return 1
+    row = lines[line - 1]
+    for tag in _TAG.finditer(row):
+        found = re.search(pattern, tag.group())
+        if found:
+            return tag.start() + found.start() + 1
+    found = re.search(pattern, row)
+    return found.start() + 1 if found else 1
 
 
 class PersonaRenderer:

@@ -142,6 +142,10 @@ def _one(doc: Document, detail: ErrorDetails, root: type[BaseModel], prefix: Yam
         on_key = True
         message = f"keys of `{format_path(path[:-1])}` must be strings (got {_describe(path[-1])})"
         hint = "quote the key"
+    elif kind in _KIND_KEYS:
+        misplaced = _misplaced(doc, path, kind)
+        if misplaced is not None:
+            return misplaced
     elif kind in ("literal_error", "union_tag_invalid"):
         path, message, hint = _enum(doc, path, kind, given, ctx)
     elif code == "length":
@@ -157,6 +161,41 @@ def _one(doc: Document, detail: ErrorDetails, root: type[BaseModel], prefix: Yam
         else:
             message = f"{message} (got {_describe(given)})"
     return issue_at(doc, path, code, message, hint, key=on_key)
+
+
+# The keys that tell a mapping's kind (schema.py's discriminators), by the error of a
+# mapping with neither, and what the mapping is: a tool's `handler`/`uses`, a hook rule's
+# `deny`/`handler`.
+_KIND_KEYS = {
+    "tool-kind": (("handler", "uses"), "tool"),
+    "hook-kind": (("deny", "handler"), "rule"),
+}
+
+
+def _misplaced(doc: Document, path: YamlPath, kind: str) -> Issue | None:
+    """A mapping with none of its kind's keys, one of which landed a mapping too deep
+    (`handler:` indented under `parameters:`): located at that key, or ``None``."""
+    keys, noun = _KIND_KEYS[kind]
+    node = _sub(doc.data, path)
+    if not isinstance(node, dict) or any(k in node for k in keys):
+        return None
+    for field, value in node.items():
+        if not isinstance(value, dict):
+            continue
+        for key in keys:
+            # A value such as the key takes: `handler: {type: string}` is a parameter's schema.
+            if isinstance(value.get(key), str | list):
+                where = (*path, field, key)
+                line = loc_of(doc, where, key=True).line
+                return issue_at(
+                    doc,
+                    where,
+                    kind,
+                    f"`{key}` is inside `{field}` (line {line}), not a key of the {noun}",
+                    f"indent it as a key of the {noun}, in line with `{next(iter(node))}`",
+                    key=True,
+                )
+    return None
 
 
 def _enum(

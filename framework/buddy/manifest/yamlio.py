@@ -33,6 +33,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from buddy.compile.project import read_file
 from buddy.errors import Issue, ParseError
+from buddy.manifest.yamlproblems import explain
 
 __all__ = [
     "MAX_ALIAS_EXPANSION",
@@ -370,13 +371,14 @@ def parse_document(text: str, file: str, *, allow_list: bool = False) -> Documen
         mark = exc.problem_mark or exc.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
         problem = exc.problem or "invalid YAML"
+        message, hint = f"YAML: {problem}", exc.context or ""
         if isinstance(exc, _DepthError):
             code = "yaml-depth-limit"
         elif "could not determine a constructor" in problem or "tag" in problem:
             code = "yaml-tag"
         else:
             code = "yaml-syntax"
-        hint = exc.context or ""
+            message, hint = explain(exc, text)
         raise ParseError(
             Issue(
                 file=file,
@@ -384,7 +386,7 @@ def parse_document(text: str, file: str, *, allow_list: bool = False) -> Documen
                 column=col,
                 path="",
                 code=code,
-                message=f"YAML: {problem}",
+                message=message,
                 hint=hint,
             )
         ) from None

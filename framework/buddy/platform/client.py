@@ -13,12 +13,12 @@ import json
 import logging
 import random
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 import httpx
 import websockets
-from websockets.asyncio.client import ClientConnection
 
 from buddy.errors import PlatformError, SupersededError
 from buddy.platform.api import API_ROOT, Json, PlatformClient
@@ -73,6 +73,10 @@ class HttpPlatformClient(PlatformClient):
             itself bounded by ``timeout``, so the queue always moves.
         backoff: Reconnect delays of the gateway.
         remember: How many event ids are kept to drop redeliveries.
+        gateway: Opens the gateway's websocket: ``(url, headers) -> async context
+            manager`` of a connection (default: ``websockets.connect``; tests and
+            ``buddy test`` pass :func:`buddy.platform.asgi_socket.connect` for a platform
+            in this process).
     """
 
     def __init__(
@@ -86,8 +90,10 @@ class HttpPlatformClient(PlatformClient):
         pool_timeout: float | None = None,
         backoff: Backoff | None = None,
         remember: int = 10_000,
+        gateway: Gateway | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
+        self._gateway = gateway or _websocket
         self._root = f"{self.base_url}{API_ROOT}"
         self.token = token
         self._http = http or httpx.AsyncClient(
@@ -108,7 +114,7 @@ class HttpPlatformClient(PlatformClient):
         # ones being processed here.
         self._seen: OrderedDict[str, bool] = OrderedDict()
         self._remember = remember
-        self._socket: ClientConnection | None = None
+        self._socket: Any = None  # a websockets ClientConnection, or an AsgiWebSocket
         self._unsent_acks: list[str] = []
         self._closed = False
         self.identity = ""
@@ -200,11 +206,8 @@ class HttpPlatformClient(PlatformClient):
         """
         while not self._closed:
             try:
-                async with websockets.connect(
-                    self._gateway_url(),
-                    additional_headers={"Authorization": f"Bearer {self.token}"},
-                    open_timeout=10,
-                    max_size=8 * 1024 * 1024,
+                async with self._gateway(
+                    self._gateway_url(), {"Authorization": f"Bearer {self.token}"}
                 ) as socket:
                     self._socket = socket
                     async for event in self._read(socket):
@@ -237,7 +240,7 @@ class HttpPlatformClient(PlatformClient):
             log.warning("gateway connection lost; reconnecting in %.2fs", delay)
             await asyncio.sleep(delay)
 
-    async def _read(self, socket: ClientConnection) -> AsyncIterator[Event]:
+    async def _read(self, socket: Any) -> AsyncIterator[Event]:
         async for raw in socket:
             message = json.loads(raw)
             kind = message.get("type")
@@ -258,7 +261,7 @@ class HttpPlatformClient(PlatformClient):
         if socket.close_code == SUPERSEDED_CLOSE_CODE:
             raise SupersededError(socket.close_reason or "another connection took over")
 
-    async def _flush_acks(self, socket: ClientConnection) -> None:
+    async def _flush_acks(self, socket: Any) -> None:
         pending, self._unsent_acks = self._unsent_acks, []
         for event_id in pending:
             await socket.send(json.dumps({"type": "ack", "event_id": event_id}))
@@ -282,6 +285,16 @@ class HttpPlatformClient(PlatformClient):
                 await self._socket.close()
         if self._own_http:
             await self._http.aclose()
+
+
+#: Opens a gateway connection: ``(url, headers) -> async context manager`` of it.
+Gateway = Callable[[str, Mapping[str, str]], AbstractAsyncContextManager[Any]]
+
+
+def _websocket(url: str, headers: Mapping[str, str]) -> AbstractAsyncContextManager[Any]:
+    return websockets.connect(
+        url, additional_headers=dict(headers), open_timeout=10, max_size=8 * 1024 * 1024
+    )
 
 
 def _encode(body: Mapping[str, Any]) -> bytes:

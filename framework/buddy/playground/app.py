@@ -13,8 +13,9 @@
   ``fetch`` gets no CORS headers, and a DNS-rebinding page (its own name resolving to
   127.0.0.1) is refused by the ``Host`` check.
 - ``GET /playground/api/state`` (admin token) — the session's buddies: status, version,
-  located problems, tools with labels, widget types with their record schemas, declared
-  subscriptions and data, and each buddy's dev token (memory has no dev endpoint; the page
+  located problems, tools with labels, the compiled view's system prompts, hooks and
+  proactive section (``buddy.compile.render.view``), widget types with their record
+  schemas, declared subscriptions and data, and each buddy's dev token (memory has no dev endpoint; the page
   reads and edits it through the buddy's own ``/internal/v1/memory``).
 - ``GET /playground/api/events`` (admin token) — a server-sent-events stream of the agent
   loop's events (``BuddyServer``'s ``on_event``: streamed text, tool starts and ends) and

@@ -43,6 +43,7 @@ from buddy.capabilities import panels
 from buddy.compile.blueprint import Blueprint
 from buddy.compile.compiler import check
 from buddy.compile.project import searched
+from buddy.compile.render import view
 from buddy.errors import Issue, ModelConfigError, StartError
 from buddy.models.base import Model
 from buddy.platform.client import Backoff, HttpPlatformClient
@@ -88,6 +89,8 @@ class DevBuddy:
         problems: The located problems of the latest edit (empty when it is valid).
         error: A problem that is not the manifest's (no usable model, a failed start).
         changed: The files whose change caused the latest reload attempt.
+        compiled: The running version's compiled view as the page shows it, with the
+            blueprint it was made from.
     """
 
     manifest: Path
@@ -104,6 +107,7 @@ class DevBuddy:
     checked_at: float | None = None
     snapshot: Snapshot = field(default_factory=dict)
     extra_files: set[str] = field(default_factory=set)
+    compiled: tuple[Blueprint, dict[str, Any]] | None = None  # (blueprint, its view)
 
     @property
     def status(self) -> str:
@@ -368,8 +372,33 @@ class DevSession:
                 for t in bp.tools
             ],
             "files": sorted(shown(f) for f in bp.files),
+            "compiled": self._compiled(dev, bp),
             **panels(bp),  # each capability's panel data: widget types, subscriptions …
         }
+
+    def _compiled(self, dev: DevBuddy, bp: Blueprint) -> dict[str, Any]:
+        """What ``buddy render`` shows of the running version: the system prompt of each
+        conversation kind, the hooks, the proactive section (made once per version: the
+        page asks for the state every second)."""
+        if dev.compiled is not None and dev.compiled[0] is bp:
+            return dev.compiled[1]
+        try:
+            private = view(bp, conversation="private")
+            group = view(bp, conversation="group")
+        except Exception as exc:  # a persona that fails to render must not break the page
+            shown_view: dict[str, Any] = {"error": f"the compiled view failed: {exc}"}
+        else:
+            shown_view = {
+                "now": private["conversation"]["now"],
+                "system_prompt": {
+                    "private": private["system_prompt"],
+                    "group": group["system_prompt"],
+                },
+                "hooks": private["hooks"],
+                "proactive": private.get("proactive"),
+            }
+        dev.compiled = (bp, shown_view)
+        return shown_view
 
     # ------------------------------------------------------------------ watching
 

@@ -18,6 +18,7 @@ import uvicorn
 
 from buddy.compile.blueprint import Blueprint
 from buddy.models.base import Model
+from buddy.platform import asgi_socket
 from buddy.platform.client import Backoff, HttpPlatformClient, refusal
 from buddy.platform.dev.app import create_app
 from buddy.platform.dev.serving import server_config
@@ -56,18 +57,28 @@ async def served(
 
 
 class LocalPlatform:
-    """The dev platform served by uvicorn on loopback, with helpers that act as users.
+    """The dev platform, with helpers that act as users: served by uvicorn on loopback
+    (``sockets=True``, the default: every byte over real sockets, as against a remote
+    platform), or in this process (``sockets=False``: HTTP through an ASGI transport and
+    the gateway's websocket through :mod:`buddy.platform.asgi_socket` — the same app and
+    protocol, no port and no server start; what ``buddy test`` uses by default).
 
     Use as ``async with LocalPlatform(db) as platform: ...``.
     """
 
-    def __init__(self, db: str = ":memory:", *, port: int | None = None) -> None:
+    def __init__(
+        self, db: str = ":memory:", *, port: int | None = None, sockets: bool = True
+    ) -> None:
         self.db = db
-        self.port = port or free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
+        self.sockets = sockets
+        self.port = (port or free_port()) if sockets else 0
+        self.url = f"http://127.0.0.1:{self.port}" if sockets else "http://platform"
         self.admin_token = f"adm_{secrets.token_urlsafe(16)}"
         self.admin = {"Authorization": f"Bearer {self.admin_token}"}
-        self.http = httpx.AsyncClient(base_url=self.url, timeout=30)
+        self._app: Any = None
+        self._transport: httpx.AsyncBaseTransport | None = None
+        if sockets:
+            self.http = httpx.AsyncClient(base_url=self.url, timeout=30)
         self._serving = contextlib.AsyncExitStack()
 
     def app(self) -> Any:
@@ -75,12 +86,32 @@ class LocalPlatform:
         return create_app(self.db, admin_token=self.admin_token)
 
     async def __aenter__(self) -> LocalPlatform:
-        await self._serving.enter_async_context(served(self.app(), self.port, lifespan="on"))
+        if self.sockets:
+            await self._serving.enter_async_context(served(self.app(), self.port, lifespan="on"))
+            return self
+        self._app = self.app()
+        await self._serving.enter_async_context(self._app.router.lifespan_context(self._app))
+        self._transport = httpx.ASGITransport(app=self._app)
+        self.http = httpx.AsyncClient(transport=self._transport, base_url=self.url, timeout=30)
         return self
 
     async def __aexit__(self, *exc: object) -> None:
         await self.http.aclose()
         await self._serving.aclose()
+
+    def buddy_client(self, token: str, **options: Any) -> HttpPlatformClient:
+        """A buddy's client of this platform (over sockets, or in process)."""
+        if self.sockets:
+            return HttpPlatformClient(self.url, token, **options)
+        app = self._app
+        http = httpx.AsyncClient(transport=self._transport, base_url=self.url, timeout=30)
+
+        def gateway(url: str, headers: Any) -> Any:
+            return asgi_socket.connect(app, "/internal/v1/gateway", headers)
+
+        client = HttpPlatformClient(self.url, token, http=http, gateway=gateway, **options)
+        self._serving.push_async_callback(http.aclose)
+        return client
 
     async def _json(self, method: str, path: str, **kwargs: Any) -> Any:
         """One dev call as the admin.
@@ -192,7 +223,7 @@ async def running_buddy(
     quick reconnects), e.g. to try a shorter request timeout; ``layer_model`` is the
     conversation layers' model (automatic memory's extractor).
     """
-    client = client or HttpPlatformClient(platform.url, token, backoff=Backoff(0.05, 0.5))
+    client = client or platform.buddy_client(token, backoff=Backoff(0.05, 0.5))
     buddy = Buddy(blueprint, client, model, layer_model=layer_model)
     server = BuddyServer(buddy, on_event=on_event)
     task = asyncio.create_task(server.run())

@@ -429,8 +429,10 @@ class _Run:
         scenario: CoreScenario,
         model: Model | None,
         timeout: float,
+        sockets: bool = False,
     ) -> None:
         assert suite.doc is not None
+        self.sockets = sockets
         self.blueprint = blueprint
         self.doc = suite.doc
         self.file = suite.file
@@ -452,7 +454,8 @@ class _Run:
 
     async def go(self) -> None:
         with tempfile.TemporaryDirectory(prefix="buddy-test-") as scratch:
-            async with LocalPlatform(str(Path(scratch) / "platform.db")) as platform:
+            database = str(Path(scratch) / "platform.db")
+            async with LocalPlatform(database, sockets=self.sockets) as platform:
                 self.platform = platform
                 tokens = await platform.register(self.blueprint.name)
                 self.token = tokens["dev_token"]
@@ -634,6 +637,7 @@ async def run_scenario(
     *,
     model: Model | None = None,
     timeout: float = 30.0,
+    sockets: bool = False,
 ) -> ScenarioResult:
     """Run one scenario of a suite against a fresh dev platform.
 
@@ -644,6 +648,8 @@ async def run_scenario(
         model: A real model instead of the scripted responses (exact text checks are
             then skipped with a note).
         timeout: Seconds a step's turns may take.
+        sockets: Serve the dev platform on loopback sockets (the buddy's HTTP calls and
+            its gateway websocket over TCP) instead of in this process.
 
     Returns:
         The result, with located failures.
@@ -652,7 +658,7 @@ async def run_scenario(
     assert suite.doc is not None
     line = loc_of(suite.doc, path).line
     result = ScenarioResult(scenario.name, suite.file, line)
-    run = _Run(blueprint, suite, path, scenario, model, timeout)
+    run = _Run(blueprint, suite, path, scenario, model, timeout, sockets)
     started = time.monotonic()
     with _capture_logs() as logs:
         try:

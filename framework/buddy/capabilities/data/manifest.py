@@ -12,7 +12,7 @@ from pydantic_core import PydanticCustomError
 
 from buddy.capabilities.data.datasets import DATA_ACCESS_CAPABILITIES
 from buddy.capabilities.data.limits import DECLARATION_REQUIREMENTS_MAX, PURPOSE_CHARS
-from buddy.manifest.schema import Strict, choices
+from buddy.manifest.schema import Strict, did_you_mean
 
 __all__ = ["DataSection", "DatasetId", "Requirement"]
 
@@ -22,9 +22,17 @@ def _check_dataset(value: str) -> str:
         raise PydanticCustomError(
             "unknown-dataset",
             "`{id}` is not in the capability catalogue",
-            {"id": value, "hint": choices(value, tuple(DATA_ACCESS_CAPABILITIES))},
+            {"id": value, "hint": _dataset_hint(value)},
         )
     return value
+
+
+def _dataset_hint(value: str) -> str:
+    # The whole catalogue, always: it is short, and a near spelling (`health.running` →
+    # `health.weight`) is rarely the dataset meant.
+    listed = f"catalogue: {', '.join(DATA_ACCESS_CAPABILITIES)}"
+    guess = did_you_mean(value, tuple(DATA_ACCESS_CAPABILITIES))
+    return f"{guess} {listed}" if guess else listed
 
 
 DatasetId = Annotated[

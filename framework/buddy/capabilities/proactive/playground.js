@@ -6,6 +6,27 @@
   const { h, api, act, toast, when, shanghai, compact, fmtSpan } = window.playground;
   const TRIGGERS = ['workout.completed', 'sleep.ready', 'data.updated'];
 
+  // What firing a trigger did: the turns it started, and why the other runs started none.
+  function outcome(trigger, member, c, runs, subs) {
+    if (!runs.length) return `${trigger}: no turn — no active subscription of ${member} matches`;
+    const clause = (r) => {
+      const s = subs.find((x) => x.conversation_id === r.conversation_id && x.key === r.subscription_key) || {};
+      const where = r.conversation_id === c.id ? '' : ` (in ${r.conversation_id})`;
+      const key = r.subscription_key;
+      if (r.status === 'fired') return `${key} started a proactive turn${where}`;
+      const q = s.quiet_hours;
+      const why = r.gate === 'cooldown' ? `is cooling down${s.cooldown_minutes ? ` (${s.cooldown_minutes} min)` : ''}`
+        : r.gate === 'quiet_hours' ? `is in its quiet hours${q ? ` (${q.start}–${q.end} ${q.timezone})` : ''}`
+          : r.gate === 'daily_limit' ? `reached its daily limit${s.daily_limit ? ` (${s.daily_limit}/day)` : ''}`
+            : `stopped: ${r.reason || r.status}`;
+      return `${key} ${why}${where}`;
+    };
+    const started = runs.filter((r) => r.status === 'fired').map(clause);
+    const stopped = runs.filter((r) => r.status !== 'fired').map(clause);
+    if (!started.length) return `${trigger}: no turn — ${stopped.join('; ')}`;
+    return `${trigger}: ${started.join('; ')}${stopped.length ? ` · no turn — ${stopped.join('; ')}` : ''}`;
+  }
+
   window.playground.panel({
     name: 'proactive',
     title: 'Proactive',
@@ -33,13 +54,13 @@
         await api('POST', '/dev/clock', { advance_seconds: seconds });
         toast(`clock +${fmtSpan(seconds)}`);
       });
-      const minutes = h('input', { id: 'clock-minutes', type: 'number', min: '1', value: '30', style: 'width:70px' });
+      const minutes = h('input', { id: 'clock-minutes', type: 'number', min: '1', value: '30', 'aria-label': 'minutes' });
       out.push(h('section', {}, h('h3', {}, 'Clock'),
         h('div', { id: 'clock-now' }, clock ? `${shanghai(clock.time)} (Asia/Shanghai)${clock.offset ? ` — ${fmtSpan(clock.offset)} ahead of real time` : ''}` : ''),
-        h('div', { class: 'row' },
+        h('div', { class: 'row clock-row', id: 'clock-controls' },
           [[3600, '+1 h'], [6 * 3600, '+6 h'], [86400, '+1 day'], [7 * 86400, '+7 days']].map(([s, label]) =>
             h('button', { class: 'clock-advance', dataset: { seconds: s }, onclick: () => advance(s) }, label)),
-          minutes, h('button', { onclick: () => advance(Number(minutes.value) * 60) }, 'min →')),
+          minutes, h('button', { id: 'clock-advance-minutes', onclick: () => advance(Number(minutes.value) * 60) }, 'min →')),
         h('p', { class: 'note' }, 'Advancing fires every schedule that became due; quiet hours, cooldown and daily limits use this clock.')));
 
       const type = h('select', { id: 'trigger-type' }, TRIGGERS.map((t) => h('option', { value: t }, t)));
@@ -50,8 +71,9 @@
         const body = { identity: b.identity, member_id: who.value, type: type.value };
         if (type.value === 'data.updated' && dataset.value) body.dataset = dataset.value;
         const res = await api('POST', '/dev/triggers', body);
-        const counts = res.runs.map((r) => `${r.subscription_key}: ${r.status}${r.reason ? ` (${r.reason})` : ''}`);
-        toast(counts.length ? `fired — ${counts.join('; ')}` : 'no active subscription matches');
+        const all = res.runs.length ? (await api('GET', `/dev/proactive/subscriptions?identity=${encodeURIComponent(b.identity)}`)).subscriptions : [];
+        const name = (c.members.find((m) => m.member_id === who.value) || {}).name || who.value;
+        toast(outcome(type.value, name, c, res.runs, all), 6000);
       });
       out.push(h('section', {}, h('h3', {}, 'Fire a trigger'),
         h('div', { class: 'row' }, type, dataset), h('div', { class: 'row' }, 'for', who, h('button', { id: 'trigger-fire', class: 'primary', onclick: fire }, 'Fire')),

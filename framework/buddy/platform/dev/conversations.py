@@ -78,7 +78,7 @@ Conv = Annotated[ConversationRow, Depends(conversation)]
 def _members(conn: sqlite3.Connection, conversation_id: str) -> list[Member]:
     rows = conn.execute(
         "SELECT u.member_id, u.name FROM members m JOIN users u USING (member_id)"
-        " WHERE m.conversation_id = ? ORDER BY u.member_id",
+        " WHERE m.conversation_id = ? ORDER BY m.rowid",  # as listed at creation
         (conversation_id,),
     ).fetchall()
     return [Member(member_id=r["member_id"], name=r["name"]) for r in rows]

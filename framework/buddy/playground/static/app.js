@@ -528,7 +528,7 @@ function renderPanel() {
   const b = buddy();
   const c = conv();
   const p = PARTS.panels.find((x) => x.name === S.tab);
-  const key = p ? [part(p.name), p.key ? p.key(b, c) : b] : b;
+  const key = p ? [part(p.name), p.key ? p.key(b, c) : b] : [b, promptKind()];
   if (panel.contains(document.activeElement) && document.activeElement.matches('textarea, input')) return;
   if (!changed('panel', [S.tab, S.convId, S.buddyKey, key])) return;
   if (!p) { panel.replaceChildren(...buddyPanel(b)); return; }
@@ -552,8 +552,48 @@ function buddyPanel(b) {
           .map(([k, v]) => h('tr', {}, h('th', {}, k), h('td', {}, String(v))))))),
     h('section', {}, h('h3', {}, 'Tools'), h('table', {}, h('tbody', {}, (b.tools || []).map((t) => h('tr', {},
       h('td', {}, h('code', {}, t.name)), h('td', {}, t.label), h('td', { class: 'muted' }, t.kind)))))),
+    ...compiledSections(b.compiled),
     h('section', {}, h('h3', {}, 'Watched files'), h('pre', {}, (b.files || []).join('\n'))),
   ];
+}
+
+// The compiled view of the running version (what `buddy render` shows): the system prompt
+// of either conversation kind, the hooks, the proactive prompt and subscriptions.
+function promptKind() {
+  return S.promptKind || ((conv() || {}).kind === 'group' ? 'group' : 'private');
+}
+
+function compiledSections(v) {
+  if (!v) return [];
+  if (v.error) return [h('section', {}, h('h3', {}, 'System prompt'), h('p', { class: 'note' }, v.error))];
+  const kind = promptKind();
+  const prompt = h('section', { id: 'buddy-prompt' }, h('h3', {}, 'System prompt'),
+    h('div', { class: 'row' },
+      ['private', 'group'].map((k) => h('button', {
+        class: `prompt-kind${k === kind ? ' active' : ''}`, dataset: { kind: k },
+        onclick: () => { S.promptKind = k; renderPanel(); },
+      }, k)),
+      h('span', { class: 'note' }, `a ${kind} conversation, now = ${v.now} (as buddy render shows it)`)),
+    h('pre', { class: 'prompt', dataset: { kind } }, v.system_prompt[kind]));
+  const hook = (when, x) => h('div', { class: 'hook', dataset: { hook: when } },
+    h('div', {}, h('span', { class: 'tag' }, when), ' ', ...(x.deny
+      ? ['deny ', h('code', {}, x.deny.join(', ')), x.when ? ` when ${x.when}` : '']
+      : [h('code', {}, x.handler.reference), x.tools.length ? ` on ${x.tools.join(', ')}` : ' on every tool'])),
+    h('div', { class: 'note' }, x.deny ? x.reason : x.handler.file));
+  const all = [...v.hooks.before_tool_call.map((x) => hook('before_tool_call', x)),
+    ...v.hooks.after_tool_call.map((x) => hook('after_tool_call', x))];
+  const hooks = h('section', { id: 'buddy-hooks' }, h('h3', {}, 'Hooks'),
+    all.length ? all : h('p', { class: 'muted' }, 'No hooks.'));
+  const pro = v.proactive;
+  const proactive = pro ? h('section', { id: 'buddy-proactive' }, h('h3', {}, 'Proactive'),
+    pro.subscriptions.length ? h('table', {}, h('tbody', {}, pro.subscriptions.map((x) => h('tr', { dataset: { key: x.key } },
+      h('td', {}, h('code', {}, x.key), h('div', {}, x.title)),
+      h('td', {}, [x.trigger.type, x.trigger.dataset, x.trigger.at && `at ${x.trigger.at}`,
+        x.trigger.interval_minutes && `every ${fmtSpan(x.trigger.interval_minutes * 60)}`].filter(Boolean).join(' · '),
+      h('div', { class: 'note' }, `quiet ${x.quiet_hours.start}–${x.quiet_hours.end} · cooldown ${x.cooldown_minutes} min · ${x.daily_limit}/day · activate ${x.activate}`))))))
+      : h('p', { class: 'muted' }, 'No declared subscriptions.'),
+    h('details', {}, h('summary', {}, 'the prompt of a proactive turn'), h('pre', { class: 'prompt' }, pro.prompt))) : null;
+  return [prompt, hooks, proactive];
 }
 
 // ---------------------------------------------------------------- the capabilities' parts
