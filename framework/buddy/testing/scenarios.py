@@ -454,7 +454,10 @@ class _Run:
 
     async def go(self) -> None:
         with tempfile.TemporaryDirectory(prefix="buddy-test-") as scratch:
-            database = str(Path(scratch) / "platform.db")
+            # A scenario's platform is thrown away after it: in process it lives in memory
+            # (a file on disk costs an fsync per write); over sockets it keeps a file, as
+            # a served platform does.
+            database = str(Path(scratch) / "platform.db") if self.sockets else ":memory:"
             async with LocalPlatform(database, sockets=self.sockets) as platform:
                 self.platform = platform
                 tokens = await platform.register(self.blueprint.name)
