@@ -217,7 +217,9 @@ async def _run(
             )
             cid = conversation["id"]
             terminal = _Terminal(out, blueprint.title)
-            terminal.say(f"和 {blueprint.title} 聊天（模型 {blueprint.model.ref}；/quit 结束）")
+            terminal.say(
+                f"和 {blueprint.title} 聊天（模型 {blueprint.model.ref}；/help 看命令，/quit 结束）"
+            )
             terminal.resume(await platform.transcript(cid), await platform.turns(cid))
             async with running_buddy(platform, blueprint, model, tokens["dev_token"]):
                 loop = asyncio.get_running_loop()
