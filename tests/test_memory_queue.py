@@ -97,3 +97,23 @@ async def test_close_cancels_what_is_left() -> None:
     second = jobs.submit("c1", forever)
     await jobs.close()
     assert task.cancelled() and second.cancelled() and jobs.pending() == 0
+
+
+async def test_drained_waits_for_every_conversation_and_jobs_added_meanwhile() -> None:
+    jobs = Extractions()
+    seen: list[str] = []
+
+    def job(name: str, then: str | None = None) -> Callable[[], Awaitable[None]]:
+        async def run() -> None:
+            await asyncio.sleep(0.01)
+            seen.append(name)
+            if then is not None:  # a job that queues another (a save after a message)
+                jobs.submit("c2", job(then))
+
+        return run
+
+    jobs.submit("c1", job("a", then="c"))
+    jobs.submit("c2", job("b"))
+    await asyncio.wait_for(jobs.drained(), 5)
+    assert sorted(seen) == ["a", "b", "c"] and jobs.pending() == 0
+    await asyncio.wait_for(jobs.drained(), 1)  # nothing left: at once

@@ -117,11 +117,11 @@ def did_you_mean(word: str, choices: list[str] | tuple[str, ...]) -> str:
 def closest(word: str, choices: list[str] | tuple[str, ...]) -> str | None:
     """The choice ``word`` most likely meant, or ``None``.
 
-    A name written short or long comes first — a choice it begins (``widget_write`` →
-    ``widget_write_record``), one that begins it (``ask_questions`` → ``ask_question``),
-    one containing it (``write_record``) — then the most similar spelling. Similarity is
-    also asked of what follows a shared namespace (``health.``), which alone would make
-    ``health.running`` look like ``health.weight``.
+    A name written short or long comes first — a choice it begins (``plan`` →
+    ``plan_menu``), one that begins it (``plan_menus`` → ``plan_menu``), one containing
+    it (``menu``) — then the most similar spelling. Similarity is also asked of what
+    follows a shared namespace (``a.``), which alone would make ``a.running`` look like
+    ``a.rating``.
     """
     folded = word.casefold()
     options = [(c, c.casefold()) for c in choices]

@@ -368,10 +368,8 @@ class Companion:
         }
 
     async def settled(self) -> None:
-        """Wait for every conversation's jobs submitted so far."""
-        while self.jobs.pending():
-            await asyncio.gather(*(self.jobs.settled(c, 3600) for c in list(self.minds)))
-            await asyncio.sleep(0)
+        """Wait until every conversation's jobs are done (a closed conversation's too)."""
+        await self.jobs.drained()
 
     async def close(self) -> None:
         """Cancel the jobs not yet done (their messages add no memory); close the

@@ -33,7 +33,7 @@ from typing import Any
 
 from buddy.capabilities.memory.compiled import AutoMemory, RelationSpec
 from buddy.capabilities.memory.extract import Fact
-from buddy.capabilities.memory.limits import AUTO_KEY_PREFIX
+from buddy.capabilities.memory.limits import AUTO_KEY_PREFIX, RISK_TIERS
 
 __all__ = [
     "MESSAGES_KEPT",
@@ -289,9 +289,6 @@ def confirm(
     return book, outcome
 
 
-_RISK = {"R0": 0, "R1": 1, "R2": 2, "R3": 3}
-
-
 def evict(memory: AutoMemory, ledger: Ledger, now: float) -> tuple[dict[str, Entry], list[str]]:
     """The ledger within the layer's share of the conversation's memory, and the keys
     evicted: expired facts, then the least recently said, lower risk tiers first."""
@@ -300,7 +297,7 @@ def evict(memory: AutoMemory, ledger: Ledger, now: float) -> tuple[dict[str, Ent
 
     def risk(entry: Entry) -> int:
         spec = memory.relation(entry.relation)
-        return _RISK.get(spec.risk, 3) if spec is not None else 0
+        return RISK_TIERS.index(spec.risk) if spec is not None else 0
 
     order = sorted(kept, key=lambda k: (risk(kept[k]), kept[k].updated, k))
     size = sum(len(encode(e).encode("utf-8")) for e in kept.values())

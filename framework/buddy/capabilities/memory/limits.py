@@ -25,6 +25,7 @@ __all__ = [
     "MEMORY_TEXT_BYTES",
     "MEMORY_TOTAL_BYTES",
     "RELATIONS_MAX",
+    "RISK_TIERS",
     "SHARE_BYTES",
     "SHARE_ENTRIES",
     "WAIT_MS",
@@ -54,6 +55,9 @@ ASKS_MAX = (2, 0, 5)
 #: text (of 256 KiB). The rest stays for the buddy's own memory tools.
 SHARE_ENTRIES = (32, 1, MEMORY_ENTRIES_MAX - 1)
 SHARE_BYTES = (64 * 1024, 4 * 1024, MEMORY_TOTAL_BYTES - 4 * 1024)
+#: A relation's risk tiers, lowest first: what a wrong fact costs (R0 nothing much … R3 real
+#: harm). Eviction takes lower tiers first; the person card shows higher tiers first.
+RISK_TIERS = ("R0", "R1", "R2", "R3")
 #: The memory keys of the layer: reserved, the buddy's memory tools cannot write them.
 AUTO_KEY_PREFIX = "auto:"
 # A key's characters: none of these (a regex class). The platform and the model tools'

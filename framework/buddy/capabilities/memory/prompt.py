@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from buddy.capabilities.memory.compiled import AutoMemory, RelationSpec
+from buddy.capabilities.memory.limits import RISK_TIERS
 
 if TYPE_CHECKING:
     from buddy.capabilities.memory.ledger import Entry
@@ -54,9 +55,6 @@ def card_text(
     return "\n".join(lines)
 
 
-_RISK = {"R3": 0, "R2": 1, "R1": 2, "R0": 3}
-
-
 def ledger_context(memory: AutoMemory, entries: Iterable[Entry]) -> dict[str, Any]:
     """``memory`` in the template context for a conversation's facts: the card shows
     kept and disputed facts (a dispute with every value said, so the model asks instead
@@ -69,7 +67,7 @@ def ledger_context(memory: AutoMemory, entries: Iterable[Entry]) -> dict[str, An
     for entry in entries:
         spec = memory.relation(entry.relation)
         if spec is not None:
-            ranked.append((_RISK.get(spec.risk, 3), -entry.updated, spec, entry))
+            ranked.append((-RISK_TIERS.index(spec.risk), -entry.updated, spec, entry))
     ranked.sort(key=lambda r: (r[0], r[1], r[2].name))
     for _, _, spec, entry in ranked:
         slots = {**entry.slots, spec.value: entry.value}

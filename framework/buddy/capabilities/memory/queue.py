@@ -76,6 +76,11 @@ class Extractions:
             return False
         return True
 
+    async def drained(self) -> None:
+        """Wait until every conversation's jobs — those submitted meanwhile too — are done."""
+        while self._tails:
+            await asyncio.wait(list(self._tails.values()))
+
     def pending(self) -> int:
         """Conversations with a job not yet done."""
         return len(self._tails)
