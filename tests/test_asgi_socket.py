@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -90,3 +91,50 @@ def test_buddy_test_runs_in_process_by_default_and_over_sockets_on_request(
     assert main(["test", path, "-k", "叫我", "--sockets"]) == 0
     assert seen == [False, True]
     assert capsys.readouterr().out.count("1 passed, 0 failed") == 2
+
+
+class _Wrapped(LocalPlatform):
+    """A platform whose app is wrapped (as fault tests do): its store is out of reach."""
+
+    def app(self) -> Any:
+        inner = super().app()
+
+        async def wrapped(scope: Any, receive: Any, send: Any) -> None:
+            await inner(scope, receive, send)
+
+        return wrapped
+
+
+@pytest.mark.parametrize(
+    ("platform_type", "sockets", "polls"),
+    [(LocalPlatform, False, False), (LocalPlatform, True, False), (_Wrapped, True, True)],
+    ids=["in-process", "sockets", "wrapped"],
+)
+async def test_wait_acked_wakes_at_the_acknowledgement(
+    write: Write,
+    monkeypatch: pytest.MonkeyPatch,
+    platform_type: type[LocalPlatform],
+    sockets: bool,
+    polls: bool,
+) -> None:
+    blueprint = buddy.load(write({"buddy.yaml": MINIMAL}))
+    async with platform_type(sockets=sockets) as platform:
+        tokens = await platform.register("case")
+        conv = await platform.conversation("case-dev")
+        event = await platform.say(conv["id"], "你好")
+        polled: list[str] = []
+        real = platform.events
+
+        async def events(identity: str) -> list[dict[str, Any]]:
+            polled.append(identity)
+            return await real(identity)
+
+        monkeypatch.setattr(platform, "events", events)
+        with pytest.raises(TimeoutError):  # no buddy runs: nothing acknowledges it
+            await platform.wait_acked("case-dev", event, timeout=0.2)
+        async with running_buddy(platform, blueprint, TestModel(["嗨"]), tokens["dev_token"]):
+            await platform.wait_acked("case-dev", event)
+        # A platform in this process is watched through its store's changes; one out of
+        # reach through its events endpoint, every 20 ms.
+        assert bool(polled) is polls
+        assert [e["acked_at"] is not None for e in await real("case-dev")] == [True]

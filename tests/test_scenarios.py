@@ -417,6 +417,42 @@ async def test_scripted_responses_must_match_the_turns(
     assert message in result.failures[0].message
 
 
+ISOLATED = """\
+- name: 授权、写数据、记下
+  steps:
+    - grant: { dataset: health.sleep }
+    - data: { dataset: health.sleep, items: [{ date: 2026-11-29, asleep_minutes: 987654 }] }
+    - user: 记一下我下月跑半马
+      model:
+        - call: remember
+          args: { topic: 目标, text: 下月跑半马 }
+        - 记下了。
+      expect: { memory: { 目标: 下月跑半马 } }
+- name: 下一个场景看不到上一个的
+  steps:
+    - user: 我睡得怎么样
+      model:
+        - call: data_access_query
+          args: { datasets: [health.sleep] }
+        - 不知道。
+      expect:
+        tool_result: { tool: data_access_query, contains: notGranted }
+        memory_keys: []
+        messages: 1
+"""
+
+
+@pytest.mark.parametrize("sockets", [False, True], ids=["in-process", "sockets"])
+async def test_a_scenario_sees_nothing_of_the_one_before(tmp_path: Path, sockets: bool) -> None:
+    # Every scenario gets a platform of its own (its apps share only FastAPI's routes): the
+    # grant, the data and the memory of the first are not in the second's.
+    suite = _suite(tmp_path, ISOLATED, CARDIO)
+    assert suite.issues == []
+    for index in range(2):
+        result = await run_scenario(CARDIO, suite, index, sockets=sockets)
+        assert result.passed, [str(f) for f in result.failures]
+
+
 # ---------------------------------------------------------------- the command
 
 

@@ -119,6 +119,7 @@ class HttpPlatformClient(PlatformClient):
         self._closed = False
         self.identity = ""
         self.connections = 0  # how many times the gateway said hello (reconnects + 1)
+        self.connected = asyncio.Event()  # set at the gateway's first hello
 
     # ------------------------------------------------------------ HTTP
 
@@ -247,6 +248,7 @@ class HttpPlatformClient(PlatformClient):
             if kind == "hello":
                 self.identity = message.get("identity", "")
                 self.connections += 1
+                self.connected.set()
                 self.backoff.reset()
                 await self._flush_acks(socket)
             elif kind == "supersede":

@@ -21,7 +21,10 @@ from buddy.models.base import Model
 from buddy.platform import asgi_socket
 from buddy.platform.client import Backoff, HttpPlatformClient, refusal
 from buddy.platform.dev.app import create_app
+from buddy.platform.dev.conversations import event_acks
+from buddy.platform.dev.core import Platform
 from buddy.platform.dev.serving import server_config
+from buddy.platform.dev.store import Store
 from buddy.runtime.loop import AgentEvent
 from buddy.runtime.server import Buddy, BuddyServer
 
@@ -61,7 +64,8 @@ class LocalPlatform:
     (``sockets=True``, the default: every byte over real sockets, as against a remote
     platform), or in this process (``sockets=False``: HTTP through an ASGI transport and
     the gateway's websocket through :mod:`buddy.platform.asgi_socket` — the same app and
-    protocol, no port and no server start; what ``buddy test`` uses by default).
+    protocol, no port and no server start; what ``buddy test`` uses by default). Either
+    way the platform runs in this process, and :meth:`wait_acked` watches its store.
 
     Use as ``async with LocalPlatform(db) as platform: ...``.
     """
@@ -76,6 +80,8 @@ class LocalPlatform:
         self.admin_token = f"adm_{secrets.token_urlsafe(16)}"
         self.admin = {"Authorization": f"Bearer {self.admin_token}"}
         self._app: Any = None
+        # The platform's store when it runs in this process (waits watch its changes).
+        self._store: Store | None = None
         self._transport: httpx.AsyncBaseTransport | None = None
         if sockets:
             self.http = httpx.AsyncClient(base_url=self.url, timeout=30)
@@ -87,9 +93,12 @@ class LocalPlatform:
 
     async def __aenter__(self) -> LocalPlatform:
         if self.sockets:
-            await self._serving.enter_async_context(served(self.app(), self.port, lifespan="on"))
+            app = self.app()
+            self._store = _store_of(app)
+            await self._serving.enter_async_context(served(app, self.port, lifespan="on"))
             return self
         self._app = self.app()
+        self._store = _store_of(self._app)
         await self._serving.enter_async_context(self._app.router.lifespan_context(self._app))
         self._transport = httpx.ASGITransport(app=self._app)
         self.http = httpx.AsyncClient(transport=self._transport, base_url=self.url, timeout=30)
@@ -172,11 +181,21 @@ class LocalPlatform:
     async def wait_acked(
         self, identity: str, event_id: str | None = None, timeout: float = 30
     ) -> None:
-        """Until the event (or every event) of ``identity`` is acknowledged."""
+        """Until the event (or every event) of ``identity`` is acknowledged.
+
+        The events are read through ``GET /dev/events`` every 20 ms or, from a platform
+        in this process, from its store whenever its rows change (an acknowledgement
+        does): only those not acknowledged and ``event_id``'s.
+        """
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
+        store = self._store
         while loop.time() < deadline:
-            events = await self.events(identity)
+            if store is None:
+                events = await self.events(identity)
+            else:
+                changes = store.changes
+                events = await store.read(lambda conn: event_acks(conn, identity, event_id))
             pending = [
                 e
                 for e in events
@@ -184,7 +203,11 @@ class LocalPlatform:
             ]
             if not pending and (event_id is None or any(e["id"] == event_id for e in events)):
                 return
-            await asyncio.sleep(0.02)
+            if store is None:
+                await asyncio.sleep(0.02)
+                continue
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(store.changed(changes), deadline - loop.time())
         raise TimeoutError(f"events of {identity} not acknowledged within {timeout}s")
 
     async def transcript(self, conversation_id: str) -> list[dict[str, Any]]:
@@ -204,6 +227,12 @@ class LocalPlatform:
     async def dev(self, method: str, path: str, **kwargs: Any) -> Any:
         """Any other dev endpoint (``path`` under ``/dev``)."""
         return await self._json(method, f"/dev{path}", **kwargs)
+
+
+def _store_of(app: Any) -> Store | None:
+    """The store of a dev platform app (``None`` for an app wrapped in another)."""
+    platform = getattr(getattr(app, "state", None), "platform", None)
+    return platform.store if isinstance(platform, Platform) else None
 
 
 @contextlib.asynccontextmanager
@@ -227,10 +256,9 @@ async def running_buddy(
     buddy = Buddy(blueprint, client, model, layer_model=layer_model)
     server = BuddyServer(buddy, on_event=on_event)
     task = asyncio.create_task(server.run())
-    for _ in range(500):
-        if client.connections or task.done():
-            break
-        await asyncio.sleep(0.01)
+    connected = asyncio.create_task(client.connected.wait())
+    await asyncio.wait((task, connected), timeout=5, return_when=asyncio.FIRST_COMPLETED)
+    connected.cancel()
     if task.done():
         task.result()
     try:

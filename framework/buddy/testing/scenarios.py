@@ -2,11 +2,11 @@
 
 The format — scenarios, steps, scripted model responses — and reading a file with
 located errors are in :mod:`buddy.testing.scenario_format`; the expectations in
-:mod:`buddy.testing.expectations`. This module runs a scenario: a fresh dev platform on
-loopback (temporary database), the buddy against it with the scripted model (or a real
-one), and the users' actions through the platform's dev endpoints — the same path as
-``tests/runtime/test_e2e.py``. Its names include the format's, so
-``buddy.testing.scenarios`` is the one import a caller needs.
+:mod:`buddy.testing.expectations`. This module runs a scenario: a fresh dev platform (in
+this process over an in-memory database, or on loopback over a temporary one), the buddy
+against it with the scripted model (or a real one), and the users' actions through the
+platform's dev endpoints — the same path as ``tests/runtime/test_e2e.py``. Its names
+include the format's, so ``buddy.testing.scenarios`` is the one import a caller needs.
 """
 
 from __future__ import annotations
@@ -447,17 +447,23 @@ class _Run:
         self.notes: list[Failure] = []
         self.actions = {a.key: a for a in step_actions()}
         self.layer_script = LayerScript()
+        # The message ids and the number of turns the last step saw at its end: what the
+        # next step sees at its start, read again only for the first step (see _step).
+        self.after: tuple[set[str], int] | None = None
 
     def at(self, path: YamlPath, message: str, *, key: bool = False) -> Failure:
         loc = loc_of(self.doc, path, key=key)
         return Failure(self.file, loc.line, loc.column, format_path(path), message)
 
     async def go(self) -> None:
-        with tempfile.TemporaryDirectory(prefix="buddy-test-") as scratch:
+        with contextlib.ExitStack() as scratch:
             # A scenario's platform is thrown away after it: in process it lives in memory
             # (a file on disk costs an fsync per write); over sockets it keeps a file, as
             # a served platform does.
-            database = str(Path(scratch) / "platform.db") if self.sockets else ":memory:"
+            database = ":memory:"
+            if self.sockets:
+                folder = scratch.enter_context(tempfile.TemporaryDirectory(prefix="buddy-test-"))
+                database = str(Path(folder) / "platform.db")
             async with LocalPlatform(database, sockets=self.sockets) as platform:
                 self.platform = platform
                 tokens = await platform.register(self.blueprint.name)
@@ -508,8 +514,15 @@ class _Run:
     async def _step(self, path: YamlPath, step: CoreStep) -> bool:
         """Run one step; ``False`` when it failed (the scenario stops there)."""
         action = step.action
-        before = {m["id"] for m in await self.platform.transcript(self.cid)}
-        turns_before = len(await self.platform.turns(self.cid))
+        # New is what appeared since the previous step's end, read there. Since then only
+        # that step's state reads ran: whatever the buddy or the scheduler did meanwhile it
+        # could as well have done just after a second read here, so none is made.
+        if self.after is None:
+            self.after = (
+                {m["id"] for m in await self.platform.transcript(self.cid)},
+                len(await self.platform.turns(self.cid)),
+            )
+        before, turns_before = self.after
         script: list[_Scripted] | None = None
         if self.exact:
             script = _script(path, step.model) if step.model is not None else []
@@ -598,7 +611,9 @@ class _Run:
 
     async def _observed(self, before: set[str], turns_before: int) -> Observed:
         transcript = await self.platform.transcript(self.cid)
-        turns = (await self.platform.turns(self.cid))[turns_before:]
+        every_turn = await self.platform.turns(self.cid)
+        self.after = ({m["id"] for m in transcript}, len(every_turn))
+        turns = every_turn[turns_before:]
         # Results of calls that ended their turn never reached the model: take them from
         # the stored record (redacted ones as `None`).
         for turn in turns:

@@ -12,16 +12,16 @@ import contextlib
 import logging
 import secrets
 import sqlite3
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
 from urllib.parse import unquote_to_bytes
 
-from fastapi import FastAPI, Request
+from fastapi import APIRouter, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.routing import Match
+from starlette.routing import BaseRoute, Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from buddy.errors import Reject
@@ -215,16 +215,38 @@ def create_app(
             f"{where}: {first.get('msg')}" if where else str(first.get("msg")),
         )
 
-    for piece in pieces:
-        app.include_router(piece.routers[0])
-    for piece in pieces:
-        for extra in piece.routers[1:]:
-            app.include_router(extra)
-    app.include_router(gateway.router)
+    routers = [p.routers[0] for p in pieces] + [r for p in pieces for r in p.routers[1:]]
+    app.router.routes.extend(_included([*routers, gateway.router]))
     app.add_middleware(_BodyLimit)
     app.add_middleware(_Utf8Paths, codes={k: v for p in pieces for k, v in p.path_codes.items()})
     app.openapi = lambda: _openapi(app, pieces)  # type: ignore[method-assign]
     return app
+
+
+# Router ids → (the routers, kept so an id is not reused; their routes as included).
+_INCLUDED: dict[tuple[int, ...], tuple[tuple[APIRouter, ...], tuple[BaseRoute, ...]]] = {}
+
+
+def _included(routers: Sequence[APIRouter]) -> tuple[BaseRoute, ...]:
+    """The routes of ``routers`` as an app includes them, made once per process.
+
+    FastAPI builds an included route's handler (its dependencies, body and response
+    models) on the first request that reaches it and keeps it in the route included, so
+    each new app paid it again: ~36 ms for the platform's routes, most of what one
+    ``buddy test`` scenario cost. The routes hold nothing of an app — a handler finds its
+    platform through the request (:func:`~buddy.platform.dev.core.platform_of`) — so
+    every app shares them; what a router changes later is rebuilt by FastAPI. Included
+    here, not in an app, they miss what an app would add: its ``dependency_overrides``
+    (unused here) and the routers' start-up handlers (parts have none, see
+    :mod:`buddy.platform.dev.parts`).
+    """
+    key = tuple(map(id, routers))
+    if key not in _INCLUDED:
+        shell = APIRouter()
+        for router in routers:
+            shell.include_router(router)
+        _INCLUDED[key] = (tuple(routers), tuple(shell.routes))
+    return _INCLUDED[key][1]
 
 
 _ERROR_SCHEMA = {

@@ -47,7 +47,7 @@ from buddy.platform.protocol.conversation import (
     step_content_refusal,
 )
 
-__all__ = ["LINKS", "STATUSES", "TABLES", "dev_router", "read_turns", "router"]
+__all__ = ["LINKS", "STATUSES", "TABLES", "dev_router", "event_acks", "read_turns", "router"]
 
 log = logging.getLogger("buddy.platform")
 
@@ -564,6 +564,19 @@ async def events(
         return [{**dict(r), "payload": json.loads(r["payload"])} for r in rows]
 
     return await platform_of(request).store.read(fetch)
+
+
+def event_acks(
+    conn: sqlite3.Connection, identity_name: str, event_id: str | None = None
+) -> list[dict[str, Any]]:
+    """``id`` and ``acked_at`` of the identity's events not acknowledged yet, and of
+    ``event_id``'s: of ``GET /dev/events``, what a wait for acknowledgements reads."""
+    rows = conn.execute(
+        "SELECT id, acked_at FROM events WHERE identity = ? AND (acked_at IS NULL OR id = ?)"
+        " ORDER BY seq",
+        (identity_name, event_id),
+    ).fetchall()
+    return [dict(r) for r in rows]
 
 
 # ---------------------------------------------------------------- OpenAPI

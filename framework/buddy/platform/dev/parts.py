@@ -6,8 +6,9 @@ A part is a module with:
 ``TABLES``
     The DDL of its tables (``CREATE TABLE IF NOT EXISTS …``).
 ``router``
-    Its ``/internal/v1`` routes (a FastAPI ``APIRouter``), authenticated through
-    :func:`buddy.platform.dev.core.identity` / :func:`~buddy.platform.dev.core.conversation`.
+    Its ``/internal/v1`` routes (a FastAPI ``APIRouter``, without start-up or shut-down
+    handlers), authenticated through :func:`buddy.platform.dev.core.identity` /
+    :func:`~buddy.platform.dev.core.conversation`.
 ``dev_router`` (optional)
     Its ``/dev`` routes, behind :func:`~buddy.platform.dev.core.admin`.
 ``tick`` (optional)
@@ -78,6 +79,9 @@ def _load(name: str, module: ModuleType) -> PlatformPart:
         if not isinstance(dev, APIRouter):
             raise wrong("dev_router must be a fastapi.APIRouter")
         routers.append(dev)
+    if any(r.on_startup or r.on_shutdown for r in routers):
+        # Every app shares the routes as included once (app._included), without these.
+        raise wrong("a router may have no startup or shutdown handlers: scheduler work is tick")
     tick = getattr(module, "tick", None)
     if tick is not None and not callable(tick):
         raise wrong("tick must be an async function of the platform")

@@ -4,13 +4,15 @@ One connection lives on one worker thread: every read and write runs there, so t
 loop never blocks on disk and writes are serialised without locks. The database runs in
 WAL mode with ``synchronous=FULL``: a write whose transaction returned has reached the
 disk before the HTTP response that acknowledges it is sent, so a ``kill -9`` loses nothing
-that was acknowledged.
+that was acknowledged. Transactions that changed rows are counted (:attr:`Store.changes`):
+a test in this process waits on them (:meth:`Store.changed`) instead of polling.
 """
 
 from __future__ import annotations
 
 import asyncio
 import sqlite3
+import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
@@ -20,12 +22,30 @@ __all__ = ["Store"]
 T = TypeVar("T")
 
 
+# DDL scripts → an in-memory database made by them, copied into each new in-memory store:
+# copying its pages takes ~0.4 ms, running the scripts ~1.4 ms (and `buddy test` opens a
+# store per scenario). Never written to after it is made.
+_BLANKS: dict[tuple[str, ...], sqlite3.Connection] = {}
+_BLANKS_LOCK = threading.Lock()
+
+
+def _copy_blank(schemas: tuple[str, ...], into: sqlite3.Connection) -> None:
+    with _BLANKS_LOCK:  # stores open on their own threads
+        if schemas not in _BLANKS:
+            blank = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+            for script in schemas:
+                blank.executescript(script)
+            _BLANKS[schemas] = blank
+        _BLANKS[schemas].backup(into)
+
+
 class Store:
     """An SQLite database used through :meth:`write` and :meth:`read`.
 
     Args:
         path: The database file, or ``":memory:"``.
-        schemas: DDL scripts (``CREATE TABLE IF NOT EXISTS …``) run at :meth:`open`.
+        schemas: DDL scripts (``CREATE TABLE IF NOT EXISTS …``) run at :meth:`open` (for
+            ``":memory:"`` run once per process, and the database they made copied).
     """
 
     def __init__(self, path: str, schemas: Iterable[str]) -> None:
@@ -33,6 +53,8 @@ class Store:
         self.schemas = tuple(schemas)
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="buddy-sqlite")
         self._conn: sqlite3.Connection | None = None
+        self.changes = 0  # transactions committed that changed rows, so far
+        self._changed = asyncio.Event()  # set, and replaced, at each of them
 
     def _open(self) -> None:
         conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
@@ -41,8 +63,11 @@ class Store:
         conn.execute("PRAGMA synchronous=FULL")
         conn.execute("PRAGMA foreign_keys=ON")
         conn.execute("PRAGMA busy_timeout=5000")
-        for script in self.schemas:
-            conn.executescript(script)
+        if self.path == ":memory:":
+            _copy_blank(self.schemas, conn)
+        else:
+            for script in self.schemas:
+                conn.executescript(script)
         self._conn = conn
 
     async def open(self) -> None:
@@ -60,10 +85,11 @@ class Store:
         await asyncio.get_running_loop().run_in_executor(self._executor, _close)
         self._executor.shutdown(wait=True)
 
-    def _transaction(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+    def _transaction(self, fn: Callable[[sqlite3.Connection], T]) -> tuple[T, bool]:
         conn = self._conn
         if conn is None:
             raise RuntimeError("the store is not open")
+        before = conn.total_changes
         conn.execute("BEGIN IMMEDIATE")
         try:
             result = fn(conn)
@@ -71,14 +97,29 @@ class Store:
             conn.execute("ROLLBACK")
             raise
         conn.execute("COMMIT")
+        return result, conn.total_changes != before
+
+    async def _run(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        result, changed = await asyncio.get_running_loop().run_in_executor(
+            self._executor, self._transaction, fn
+        )
+        if changed:
+            self.changes += 1
+            event, self._changed = self._changed, asyncio.Event()
+            event.set()
         return result
 
     async def write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """Run ``fn(conn)`` in one transaction; committed when this returns."""
-        return await asyncio.get_running_loop().run_in_executor(
-            self._executor, self._transaction, fn
-        )
+        return await self._run(fn)
 
     async def read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """Run ``fn(conn)`` for reading (a consistent snapshot: same transaction machinery)."""
-        return await self.write(fn)
+        return await self._run(fn)
+
+    async def changed(self, count: int) -> None:
+        """Until more than ``count`` transactions changed rows (``count`` is
+        :attr:`changes` read before looking): how a test waits for the platform to move
+        on without polling it."""
+        while self.changes <= count:
+            await self._changed.wait()
