@@ -2,8 +2,12 @@
 
 Generates ``--count`` distinct buddies (default 1000) into a temporary project, then times
 ``buddy.check`` over all of them: one untimed warm-up pass, then ``--repeat`` timed passes
-(default 3), reporting the median and min/max. Generation and the first import of the
-loader are outside the timed region. Exits 1 when any manifest fails to validate.
+(default 3), reporting the median and min/max. Before every pass each ``buddy.yaml`` is
+rewritten as a new edition (its description and inline prompt change), so no pass
+validates a manifest or compiles an inline template the process has seen before; the
+shared library (base template, trait files, plugins) stays, as in a real project.
+Generation and the first import of the loader are outside the timed region. Exits 1 when
+any manifest fails to validate.
 
 The project tree::
 
@@ -241,7 +245,7 @@ def model_lines(rng: random.Random, i: int) -> list[str]:
     return lines
 
 
-def persona_lines(i: int, title: str, specialty: str) -> list[str]:
+def persona_lines(i: int, title: str, specialty: str, edition: int) -> list[str]:
     kind = i % 3
     lines = ["persona:"]
     if kind == 0:  # the shared template with vars
@@ -249,7 +253,7 @@ def persona_lines(i: int, title: str, specialty: str) -> list[str]:
     elif kind == 1:  # inline, standalone
         lines += [
             "  prompt: |",
-            f"    你是{title}（{{{{ buddy.name }}}}），擅长{{{{ specialty }}}}。",
+            f"    你是{title}（{{{{ buddy.name }}}}），擅长{{{{ specialty }}}}。第 {edition} 版。",
             "    {% if conversation.kind == 'group' %}这是群聊。{% else %}这是私聊。{% endif %}",
             "    今天是 {{ now.strftime('%m月%d日') }}。",
             "    {% for h in traits.habits | default([]) %}- {{ h }}",
@@ -261,7 +265,7 @@ def persona_lines(i: int, title: str, specialty: str) -> list[str]:
             '    {% extends "base.md.j2" %}',
             "    {% block knowledge %}",
             "    ## 本事",
-            f"    - 第 {i} 号搭子，会 {{{{ specialty }}}}。",
+            f"    - 第 {i} 号搭子（第 {edition} 版），会 {{{{ specialty }}}}。",
             "    {% endblock %}",
             "    {% block closing %}{{ super() }} 别忘了喝水。{% endblock %}",
         ]
@@ -391,7 +395,7 @@ def proactive_lines(rng: random.Random, i: int) -> list[str]:
     return lines
 
 
-def manifest_text(i: int) -> str:
+def manifest_text(i: int, edition: int = 0) -> str:
     rng = random.Random(f"buddy-bench:{i}")
     title = f"{TITLES[i % len(TITLES)]}{i}"
     specialty = SPECIALTIES[i % len(SPECIALTIES)]
@@ -401,9 +405,9 @@ def manifest_text(i: int) -> str:
         *(["version: 1"] if i % 2 else []),
         f"name: bench-{i:04d}-{WORDS[i % len(WORDS)]}",
         f"title: {q(title)}",
-        f"description: {q(f'第 {i} 号生成的搭子，擅长{specialty}。')}",
+        f"description: {q(f'第 {i} 号生成的搭子（第 {edition} 版），擅长{specialty}。')}",
         *model_lines(rng, i),
-        *persona_lines(i, title, specialty),
+        *persona_lines(i, title, specialty, edition),
         *tools,
         *hook_lines(rng, i, names),
         *data_lines(rng, i),
@@ -412,6 +416,12 @@ def manifest_text(i: int) -> str:
     if i % 6 == 0:
         lines += ["profiles:", "  dev: {model: ollama:qwen3}", "  ci: {model: test}"]
     return "\n".join(lines) + "\n"
+
+
+def write_edition(buddies: Sequence[Path], edition: int) -> None:
+    """Rewrite every buddy's manifest as ``edition`` (only its text changes)."""
+    for i, folder in enumerate(buddies):
+        (folder / "buddy.yaml").write_text(manifest_text(i, edition), encoding="utf-8")
 
 
 def generate(root: Path, count: int) -> list[Path]:
@@ -479,7 +489,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         warmup_s, failures = one_pass(check, buddies)  # untimed: first-use caches, page cache
         walls: list[float] = []
-        for _ in range(args.repeat):
+        for edition in range(1, args.repeat + 1):
+            write_edition(buddies, edition)
             wall, failed = one_pass(check, buddies)
             walls.append(wall)
             failures = failures or failed

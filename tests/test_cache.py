@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -265,3 +266,71 @@ def test_a_cached_start_imports_no_loader_or_network_stack(write: Write, files: 
     assert "pydantic" in first.stdout  # the first start compiles
     second = subprocess.run(run, capture_output=True, text=True, check=True, env=env)
     assert second.stdout.strip() == "[]"
+
+
+def _template_caches(folder: Path) -> list[Path]:
+    """The compiled templates kept beside the project's templates."""
+    return sorted(folder.glob("**/__pycache__/template-*.jinja"))
+
+
+def test_compiled_templates_are_kept_on_disk_for_the_next_process(
+    manifest: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The next process loads the compiled template instead of compiling it: the entry
+    is written once, read back, and replaced when the template changes."""
+    monkeypatch.delenv("BUDDY_NO_CACHE", raising=False)
+    from buddy.compile import persona
+
+    buddy.load(manifest, cache=False)  # memory only
+    assert _template_caches(manifest.parent) == []
+    monkeypatch.setattr(persona._TemplateCache, "memory", {})  # a new process
+    buddy.check(manifest)  # what `buddy validate` does
+    written = _template_caches(manifest.parent)
+    assert [w.parent for w in written] == [manifest.parent / "personas" / "__pycache__"]
+    monkeypatch.setattr(persona._TemplateCache, "memory", {})  # a new process
+    compiled: list[str] = []
+    real = persona._BudgetedEnvironment._generate
+
+    def counting(self: Any, source: Any, name: Any, filename: Any, defer_init: bool = False) -> Any:
+        compiled.append(str(name))
+        return real(self, source, name, filename, defer_init)
+
+    monkeypatch.setattr(persona._BudgetedEnvironment, "_generate", counting)
+    blueprint, issues = buddy.check(manifest)
+    assert issues == [] and compiled == []
+    assert blueprint is not None and "杭州" in blueprint.persona.render()
+    template = manifest.parent / "personas" / "companion.md.j2"
+    template.write_text(template.read_text(encoding="utf-8") + "\n再见。\n", encoding="utf-8")
+    blueprint, issues = buddy.check(manifest)  # the same process: its memory is stale
+    assert issues == [] and len(compiled) == 1
+    assert blueprint is not None and blueprint.persona.render().endswith("再见。\n")
+    monkeypatch.setattr(persona._TemplateCache, "memory", {})  # the next process
+    blueprint, issues = buddy.check(manifest)
+    assert issues == [] and len(compiled) == 1  # the entry on disk was refreshed
+    assert blueprint is not None and blueprint.persona.render().endswith("再见。\n")
+
+
+def test_an_inline_prompt_is_kept_in_memory_only(write: Write) -> None:
+    """An inline prompt is part of the manifest, the file being edited: nothing is
+    written for it."""
+    manifest = write({"buddy.yaml": "name: inline\nmodel: test\npersona: {prompt: 你好}\n"})
+    blueprint, issues = buddy.check(manifest)
+    assert issues == [] and blueprint is not None
+    assert _template_caches(manifest.parent) == []
+
+
+@pytest.mark.parametrize("content", [b"", b"garbage", b"\x80\x05K\x01."])
+def test_a_damaged_template_cache_is_compiled_again(
+    manifest: Path, monkeypatch: pytest.MonkeyPatch, content: bytes
+) -> None:
+    from buddy.compile import persona
+
+    monkeypatch.delenv("BUDDY_NO_CACHE", raising=False)
+    monkeypatch.setattr(persona._TemplateCache, "memory", {})
+    buddy.check(manifest)
+    (entry,) = _template_caches(manifest.parent)
+    entry.write_bytes(content)
+    monkeypatch.setattr(persona._TemplateCache, "memory", {})
+    blueprint, issues = buddy.check(manifest)
+    assert issues == [] and blueprint is not None and "杭州" in blueprint.persona.render()
+    assert entry.read_bytes() != content

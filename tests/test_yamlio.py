@@ -11,8 +11,10 @@ import yaml
 from buddy.errors import Issue
 from buddy.manifest.yamlio import (
     MAX_ALIAS_EXPANSION,
+    MAX_DEPTH,
     MAX_FILE_BYTES,
     Document,
+    Loc,
     format_path,
     load_document,
 )
@@ -218,6 +220,58 @@ def test_small_aliases_are_fine(tmp_path: Path) -> None:
     assert data == {"base": {"x": 1}, "use": {"x": 1}}
 
 
+def test_an_alias_is_a_copy_located_at_the_alias(tmp_path: Path) -> None:
+    doc = _load(tmp_path, "base: &b {x: [1]}\nuse: *b\n")
+    assert isinstance(doc, Document)
+    assert doc.data["use"] == doc.data["base"] and doc.data["use"] is not doc.data["base"]
+    assert doc.data["use"]["x"] is not doc.data["base"]["x"]
+    assert doc.values[("use",)] == Loc(doc.file, 2, 6)
+    assert ("use", "x") not in doc.values and ("base", "x") in doc.values
+
+
+@pytest.mark.parametrize(("uses", "ok"), [(100, True), (101, False)])
+def test_alias_expansion_limit_both_sides(tmp_path: Path, uses: int, ok: bool) -> None:
+    """An alias counts the nodes it expands to: 100 uses of a 100-node list are exactly
+    the limit; the 101st use is refused where it is written."""
+    assert MAX_ALIAS_EXPANSION == 100 * 100
+    items = ", ".join(["x"] * 99)
+    text = f"a: &a [{items}]\nuse:\n" + "  - *a\n" * uses
+    loaded = _load(tmp_path, text)
+    if ok:
+        assert isinstance(loaded, Document) and len(loaded.data["use"]) == uses
+    else:
+        assert isinstance(loaded, Issue) and loaded.code == "yaml-alias-limit"
+        assert (loaded.line, loaded.column) == (3 + 100, 5)
+
+
+@pytest.mark.parametrize(("brackets", "ok"), [(62, True), (63, False)])
+def test_depth_limit_through_an_alias_both_sides(tmp_path: Path, brackets: int, ok: bool) -> None:
+    """The nesting limit counts what an alias expands to, located at the alias."""
+    assert MAX_DEPTH == 64
+    text = "a: &a 1\nuse: " + "[" * brackets + "*a" + "]" * brackets + "\n"
+    loaded = _load(tmp_path, text)
+    if ok:
+        assert isinstance(loaded, Document)
+    else:
+        assert isinstance(loaded, Issue) and loaded.code == "yaml-depth-limit"
+        assert (loaded.line, loaded.column) == (2, 6 + brackets)
+
+
+@pytest.mark.parametrize(
+    ("text", "code", "message"),
+    [
+        ("a: &a [1, *a]\n", "yaml-alias-limit", "an alias refers to itself"),
+        ("a: *nowhere\n", "yaml-syntax", "nowhere"),
+        ("a: &x 1\nb: &x 2\n", "yaml-syntax", "x"),
+        ("a: 1\n---\nb: 2\n", "yaml-syntax", "document"),
+    ],
+)
+def test_what_the_composer_refuses(tmp_path: Path, text: str, code: str, message: str) -> None:
+    loaded = _load(tmp_path, text)
+    assert isinstance(loaded, Issue) and loaded.code == code
+    assert message in loaded.message + loaded.hint
+
+
 def test_file_size_limit_both_sides(tmp_path: Path) -> None:
     head = "a: "
     fits = head + "x" * (MAX_FILE_BYTES - len(head) - 1) + "\n"
@@ -244,3 +298,34 @@ def test_missing_file_and_bad_encoding(tmp_path: Path) -> None:
 def test_format_path() -> None:
     assert format_path(("tools", 2, "parameters")) == "tools[2].parameters"
     assert format_path(()) == ""
+
+
+def test_a_file_read_again_is_parsed_once_and_never_shared(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A shared trait file read by every buddy is parsed once per text; each reader gets
+    its own data, and an edited file is parsed again."""
+    from buddy.manifest import yamlio
+
+    parsed: list[str] = []
+    real = yamlio.parse_document
+
+    def counting(text: str, file: str, *, allow_list: bool = False) -> Document:
+        parsed.append(text)
+        return real(text, file, allow_list=allow_list)
+
+    monkeypatch.setattr(yamlio, "parse_document", counting)
+    path = tmp_path / "calm.yaml"
+    path.write_text("habits: [喝茶]\n", encoding="utf-8")
+    first, second = load_document(path), load_document(path)
+    assert isinstance(first, Document) and isinstance(second, Document)
+    assert len(parsed) == 1 and first.data == second.data == {"habits": ["喝茶"]}
+    first.data["habits"].append("散步")
+    first.values.clear()
+    third = load_document(path)
+    assert isinstance(third, Document) and third.data == {"habits": ["喝茶"]}
+    assert ("habits",) in third.values and len(parsed) == 1
+    path.write_text("habits: [跑步]\n", encoding="utf-8")
+    fourth = load_document(path)
+    assert isinstance(fourth, Document) and fourth.data == {"habits": ["跑步"]}
+    assert len(parsed) == 2

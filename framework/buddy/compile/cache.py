@@ -28,7 +28,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from buddy.compile.project import find_project_root, read_file, searched
+from buddy.compile.project import find_project_root, read_file, searched, write_atomically
 
 if TYPE_CHECKING:
     from buddy.compile.blueprint import Blueprint
@@ -79,8 +79,10 @@ def load(
         if cached is not None:
             return cached
     from buddy.compile.compiler import load as compile_buddy
+    from buddy.compile.persona import no_disk_cache
 
-    blueprint = compile_buddy(manifest, profile=profile, model=model)
+    with contextlib.nullcontext() if use else no_disk_cache():
+        blueprint = compile_buddy(manifest, profile=profile, model=model)
     if target is not None:
         _write(target, blueprint)
     return blueprint
@@ -158,12 +160,6 @@ def _write(target: Path, blueprint: Blueprint) -> None:
     taken = fingerprint(blueprint.manifest, blueprint.files)
     if taken is None:
         return
-    temporary = target.with_name(f"{target.name}.{os.getpid()}.tmp")
-    try:
-        target.parent.mkdir(exist_ok=True)
-        temporary.write_bytes(pickle.dumps((taken, blueprint), pickle.HIGHEST_PROTOCOL))
-        os.replace(temporary, target)
-    except OSError as exc:  # a read-only checkout still runs; it compiles every time
-        log.debug("cannot write the compiled-buddy cache %s: %s", target, exc)
-        with contextlib.suppress(OSError):
-            temporary.unlink()
+    data = pickle.dumps((taken, blueprint), pickle.HIGHEST_PROTOCOL)
+    if not write_atomically(target, data):  # a read-only checkout compiles every time
+        log.debug("cannot write the compiled-buddy cache %s", target)

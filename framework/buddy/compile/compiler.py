@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Mapping
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -42,7 +42,7 @@ from buddy.compile.persona import (
     search_path,
 )
 from buddy.compile.platform_tools import platform_tools
-from buddy.compile.project import inside, unmarked_root_note
+from buddy.compile.project import inside, one_look, resolved, unmarked_root_note
 from buddy.errors import Issue, ManifestError
 from buddy.manifest.load import Source, deep_merge, read_manifest
 from buddy.manifest.locate import issue_at, issues_from_validation, loc_of
@@ -120,14 +120,15 @@ def diagnose(
     A warning is something the buddy runs without (a setting its model's provider cannot
     take, see :mod:`buddy.compile.model_rules`); it never makes the manifest invalid.
     """
-    source = read_manifest(manifest_path(path))
-    manifest = source.manifest or source.partial
-    if manifest is None or source.doc is None:
-        return None, _unique(source.issues), []
-    # With schema errors, the sections that validated are still compiled, so one run of
-    # `validate` reports every problem it can find.
-    compiler = _Compiler(source, manifest, source.doc, skip=source.failed)
-    blueprint = compiler.run(profile, model)
+    with one_look():
+        source = read_manifest(manifest_path(path))
+        manifest = source.manifest or source.partial
+        if manifest is None or source.doc is None:
+            return None, _unique(source.issues), []
+        # With schema errors, the sections that validated are still compiled, so one run
+        # of `validate` reports every problem it can find.
+        compiler = _Compiler(source, manifest, source.doc, skip=source.failed)
+        blueprint = compiler.run(profile, model)
     issues = _unique([*source.issues, *compiler.issues])
     return (blueprint if not issues else None), issues, _unique(compiler.warnings)
 
@@ -151,7 +152,7 @@ class _Compiler:
         self.issues: list[Issue] = []
         self.warnings: list[Issue] = []
         self.root = find_project_root(source.directory)
-        self.files: set[Path] = {p.resolve() for p in source.files}
+        self.files: set[Path] = {resolved(p) for p in source.files}
 
     # ------------------------------------------------------------ helpers
 
@@ -174,29 +175,29 @@ class _Compiler:
         )
 
     def plugin_roots(self, path: YamlPath) -> list[Path]:
-        roots = [self.directory_of(path).resolve(), self.root]
+        roots = [resolved(self.directory_of(path)), self.root]
         return list(dict.fromkeys(roots))
 
     def handler(self, reference: str, kind: str, path: YamlPath) -> HandlerRef | None:
-        resolved = resolve_handler(reference, kind, self.plugin_roots(path))
-        if isinstance(resolved, HandlerProblem):
-            if resolved.file is not None:
+        found = resolve_handler(reference, kind, self.plugin_roots(path))
+        if isinstance(found, HandlerProblem):
+            if found.file is not None:
                 self.issues.append(
                     Issue(
-                        file=str(resolved.file),
-                        line=resolved.line,
+                        file=str(found.file),
+                        line=found.line,
                         column=1,
                         path="",
-                        code=resolved.code,
-                        message=resolved.message,
-                        hint=resolved.hint,
+                        code=found.code,
+                        message=found.message,
+                        hint=found.hint,
                     )
                 )
             else:
-                self.error(path, resolved.code, resolved.message, resolved.hint)
+                self.error(path, found.code, found.message, found.hint)
             return None
-        self.files.add(resolved.file.resolve())
-        return resolved
+        self.files.add(resolved(found.file))
+        return found
 
     # ------------------------------------------------------------ run
 
@@ -215,7 +216,7 @@ class _Compiler:
         persona = self.persona(sections) if "persona" not in skip else None
         if skip or self.issues or model is None or persona is None:
             return None
-        self.files.update(p.resolve() for p in persona.files)
+        self.files.update(resolved(p) for p in persona.files)
         origin = "override" if override is not None else "profile" if profile else "manifest"
         return Blueprint(
             name=m.name,
@@ -319,7 +320,7 @@ class _Compiler:
         path = search_path(self.source.directory, self.root)
         # A template or trait written in an extended manifest is also looked up beside it.
         for written in (("persona", "template"), ("persona", "prompt"), ("persona", "traits")):
-            declared = self.directory_of(written).resolve()
+            declared = resolved(self.directory_of(written))
             if declared not in path:
                 path.insert(1, declared)
         traits = self.traits(path)
@@ -440,7 +441,7 @@ class _Compiler:
                 )
                 ok = False
                 continue
-            self.files.add(file.resolve())
+            self.files.add(resolved(file))
             loaded = load_document(file, str(file))
             if isinstance(loaded, Issue):
                 if loaded.code == "yaml-not-mapping":
@@ -503,19 +504,17 @@ class _Compiler:
     def declarative(self, item: DeclarativeTool, path: YamlPath) -> ToolSpec | None:
         use = next(u for u in declarative_uses() if u.name == getattr(item, "uses", None))
         fields = {f: getattr(item, f) for f in item.TEMPLATES if getattr(item, f, None) is not None}
-        env = _template_parser()
-        used: dict[str, set[str]] = {}
+        used: dict[str, frozenset[str]] = {}
         ok = True
         for field, text in fields.items():
-            try:
-                used[field] = meta.find_undeclared_variables(env.parse(text))
-            except jinja2.TemplateSyntaxError as exc:
+            names = _template_names(text)
+            if isinstance(names, str):
                 self.error(
-                    (*path, field),
-                    "tool-template",
-                    f"`{field}` is not a valid template: {exc.message}",
+                    (*path, field), "tool-template", f"`{field}` is not a valid template: {names}"
                 )
                 ok = False
+            else:
+                used[field] = names
         if not ok:
             return None
         variables = sorted(set().union(*used.values())) if used else []
@@ -631,7 +630,7 @@ class _Compiler:
         explicit = field in self.doc.data
         base = self.directory_of((field,)) if explicit else self.source.directory
         try:
-            folder = (base / value).resolve()
+            folder = resolved(base / value)
         except ValueError:  # a name no directory can have (a NUL byte): reported missing below
             folder = base / value
         if os.path.isdir(folder):  # unlike Path.is_dir, False for a name too long
@@ -688,7 +687,7 @@ class _SectionContext:
         self._compiler.issues.append(issue)
 
     def depends_on(self, path: Path) -> None:
-        self._compiler.files.add(path.resolve())
+        self._compiler.files.add(resolved(path))
 
     def inside(self, path: Path) -> bool:
         return inside(path, self.root)
@@ -701,7 +700,7 @@ class _SectionContext:
 
     def search_path(self) -> list[Path]:
         path = search_path(self._compiler.source.directory, self.root)
-        declared = self._compiler.directory_of((self.key,)).resolve()
+        declared = resolved(self._compiler.directory_of((self.key,)))
         if declared not in path:
             path.insert(1, declared)
         return path
@@ -726,6 +725,18 @@ def _derived_property(
 def _template_parser() -> jinja2.Environment:
     """A sandboxed environment used only to parse declarative tool templates."""
     return make_environment([])
+
+
+@lru_cache(maxsize=4096)
+def _template_names(text: str) -> frozenset[str] | str:
+    """The names a declarative tool's template uses, or why it is not a template.
+
+    Cached: the same few templates (``{{ topic }}``) recur in tool after tool.
+    """
+    try:
+        return frozenset(meta.find_undeclared_variables(_template_parser().parse(text)))
+    except jinja2.TemplateSyntaxError as exc:
+        return exc.message or "invalid template"
 
 
 def model_spec(ref: Any) -> ModelSpec:
@@ -770,6 +781,6 @@ def _find_on_path(name: str, path: list[Path]) -> Path | None:
     for directory in path:
         candidate = directory.joinpath(*parts)
         # os.path.isfile, unlike Path.is_file, is False (not an error) for a name too long.
-        if os.path.isfile(candidate) and candidate.resolve().is_relative_to(directory.resolve()):
+        if os.path.isfile(candidate) and resolved(candidate).is_relative_to(resolved(directory)):
             return candidate
     return None

@@ -18,7 +18,7 @@ from functools import cache
 from pathlib import Path
 
 from buddy.compile.blueprint import HandlerRef
-from buddy.compile.project import unmarked_root_note
+from buddy.compile.project import resolved, unmarked_root_note
 from buddy.manifest.schema import did_you_mean
 
 __all__ = ["ARITY", "HandlerProblem", "resolve_handler"]
@@ -66,7 +66,7 @@ def _module_file(base: Path, parts: list[str]) -> Path | None:
 
 
 def _inside(file: Path, folder: Path) -> bool:
-    return file.resolve().is_relative_to(folder.resolve())
+    return resolved(file).is_relative_to(resolved(folder))
 
 
 def _locate(module: str, roots: list[Path]) -> tuple[Path, Path | None] | HandlerProblem:

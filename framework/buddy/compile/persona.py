@@ -21,11 +21,14 @@ that are symlinks leading out of the search path are not served.
 
 from __future__ import annotations
 
+import hashlib
+import os
 import re
 import string
 import time
 import types
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, timezone
@@ -41,7 +44,7 @@ from jinja2.sandbox import SandboxedEnvironment
 from jinja2.utils import generate_lorem_ipsum
 from jinja2.visitor import NodeTransformer
 
-from buddy.compile.project import find_project_root
+from buddy.compile.project import find_project_root, resolved, write_atomically
 
 __all__ = [
     "EXAMPLE_NOW",
@@ -88,7 +91,7 @@ def _pack_directories() -> tuple[Path, ...]:
 
 def search_path(buddy_dir: Path, root: Path) -> list[Path]:
     """Where template and trait names are looked up, in order."""
-    buddy_dir = buddy_dir.resolve()
+    buddy_dir = resolved(buddy_dir)
     path = [buddy_dir]
     for directory in (buddy_dir, *buddy_dir.parents):
         candidate = directory / "personas"
@@ -106,46 +109,106 @@ class _Loader(jinja2.FileSystemLoader):
     def __init__(self, searchpath: Sequence[Path], seen: set[Path]) -> None:
         super().__init__([str(p) for p in searchpath], encoding="utf-8", followlinks=False)
         self.seen = seen
-        self.roots = tuple(Path(p).resolve() for p in searchpath)
+        self.roots = tuple(resolved(Path(p)) for p in searchpath)
 
     def get_source(
         self, environment: jinja2.Environment, template: str
     ) -> tuple[str, str, Callable[[], bool]]:
         source, filename, uptodate = super().get_source(environment, template)
         # Names cannot contain `..` (Jinja refuses them), but a symlink could lead out.
-        if not any(Path(filename).resolve().is_relative_to(root) for root in self.roots):
+        if not any(resolved(Path(filename)).is_relative_to(root) for root in self.roots):
             raise jinja2.TemplateNotFound(template)
         self.seen.add(Path(filename))
         return source, filename, uptodate
 
 
-class _MemoryBytecodeCache(jinja2.BytecodeCache):
-    """Compiled templates shared by every environment in the process.
+class _TemplateCache(jinja2.BytecodeCache):
+    """Compiled templates: in memory for the process, and on disk for the next one.
 
-    Jinja keys each entry by template name, file name and a checksum of the source, so a
-    changed file is recompiled; a shared persona template is compiled once, not once per
-    buddy that extends it. Bounded, oldest first out.
+    Jinja keys each entry by template name and file name and checks a checksum of the
+    source, so a changed file is recompiled; a shared persona template is compiled once
+    per process, not once per buddy that extends it (memory, bounded, oldest out). A
+    template *file* is also kept in the ``__pycache__/`` beside it, like a ``.pyc``: the
+    next ``buddy validate``, ``dev`` or start after an edit of the manifest does not
+    compile the unchanged templates again (an inline prompt is part of the manifest, the
+    file being edited, so it stays in memory). A folder that cannot be written only costs
+    the compile. The key also covers this module and Jinja's version, since the
+    generated code depends on both.
     """
 
-    def __init__(self, size: int = 512) -> None:
-        self.size = size
-        self.store: dict[str, bytes] = {}
+    memory: dict[str, bytes] = {}  # noqa: RUF012 - shared by every environment
+    size = 512
 
-    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
-        code = self.store.get(bucket.key)
+    def __init__(self, disk: bool) -> None:
+        self.disk = disk
+        self.files: dict[str, Path] = {}  # key -> where it is kept on disk
+
+    def get_bucket(
+        self, environment: jinja2.Environment, name: str, filename: str | None, source: str
+    ) -> jinja2.bccache.Bucket:
+        key = self.get_cache_key(f"{_code_version()}|{name}", filename)
+        bucket = jinja2.bccache.Bucket(environment, key, self.get_source_checksum(source))
+        code = self.memory.get(key)
         if code is not None:
-            bucket.bytecode_from_string(code)
+            bucket.bytecode_from_string(code)  # reset when the source changed since
+            if bucket.code is not None:
+                return bucket
+        if self.disk and filename and name != INLINE_NAME:
+            file = Path(filename).parent / "__pycache__" / f"template-{key[:32]}.jinja"
+            self.files[key] = file
+            try:
+                with file.open("rb") as stream:
+                    bucket.load_bytecode(stream)
+            except FileNotFoundError:
+                pass
+            except Exception:  # unreadable, truncated or from another version: compile
+                bucket.reset()
+            if bucket.code is not None:
+                self._remember(bucket)
+        return bucket
 
-    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
-        self.store.pop(bucket.key, None)
-        self.store[bucket.key] = bucket.bytecode_to_string()
-        while len(self.store) > self.size:
-            del self.store[next(iter(self.store))]
+    def set_bucket(self, bucket: jinja2.bccache.Bucket) -> None:
+        self._remember(bucket)
+        file = self.files.get(bucket.key)
+        if file is not None:
+            write_atomically(file, bucket.bytecode_to_string())
+
+    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:  # pragma: no cover
+        raise NotImplementedError  # get_bucket does it
+
+    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:  # pragma: no cover
+        raise NotImplementedError  # set_bucket does it
+
+    def _remember(self, bucket: jinja2.bccache.Bucket) -> None:
+        self.memory.pop(bucket.key, None)
+        self.memory[bucket.key] = bucket.bytecode_to_string()
+        while len(self.memory) > self.size:
+            del self.memory[next(iter(self.memory))]
 
 
-# Shared by all our environments, which are configured identically (the generated code
-# depends on the environment's settings).
-_BYTECODE = _MemoryBytecodeCache()
+@cache
+def _code_version() -> str:
+    digest = hashlib.sha256(Path(__file__).read_bytes())
+    digest.update(getattr(jinja2, "__version__", "").encode())
+    return digest.hexdigest()[:16]
+
+
+_DISK_CACHE: ContextVar[bool] = ContextVar("buddy_template_disk_cache", default=True)
+
+
+@contextmanager
+def no_disk_cache() -> Iterator[None]:
+    """Within it, compiled templates are kept in memory only (``buddy.load(cache=False)``
+    writes nothing; ``BUDDY_NO_CACHE`` has the same effect everywhere)."""
+    token = _DISK_CACHE.set(False)
+    try:
+        yield
+    finally:
+        _DISK_CACHE.reset(token)
+
+
+def _on_disk() -> bool:
+    return _DISK_CACHE.get() and not os.environ.get("BUDDY_NO_CACHE")
 
 
 class _Budget:
@@ -372,7 +435,7 @@ def make_environment(
         autoescape=False,
         keep_trailing_newline=True,
         auto_reload=False,
-        bytecode_cache=_BYTECODE,
+        bytecode_cache=_TemplateCache(_on_disk()),
     )
 
 

@@ -19,8 +19,11 @@ use it without importing the loader.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
+from collections.abc import Iterator
+from contextvars import ContextVar
 from pathlib import Path
 
 from buddy.errors import Issue
@@ -30,10 +33,13 @@ __all__ = [
     "SKIP_DIRS",
     "find_project_root",
     "inside",
+    "one_look",
     "read_file",
+    "resolved",
     "searched",
     "size_text",
     "unmarked_root_note",
+    "write_atomically",
 ]
 
 ROOT_MARKERS = (".git", "pyproject.toml")
@@ -48,6 +54,34 @@ _KIND = {
 }
 
 
+_RESOLVED: ContextVar[dict[Path, Path] | None] = ContextVar("buddy_resolved", default=None)
+_ROOTS: ContextVar[dict[Path, Path] | None] = ContextVar("buddy_roots", default=None)
+
+
+@contextlib.contextmanager
+def one_look() -> Iterator[None]:
+    """Within it, :func:`resolved` follows the symlinks of each path once and
+    :func:`find_project_root` looks for the root of each folder once: a compile asks for
+    the same few folders dozens of times."""
+    paths, roots = _RESOLVED.set({}), _ROOTS.set({})
+    try:
+        yield
+    finally:
+        _ROOTS.reset(roots)
+        _RESOLVED.reset(paths)
+
+
+def resolved(path: Path) -> Path:
+    """``path.resolve()``, remembered within :func:`one_look` (errors are not)."""
+    memo = _RESOLVED.get()
+    if memo is None:
+        return path.resolve()
+    found = memo.get(path)
+    if found is None:
+        found = memo[path] = path.resolve()
+    return found
+
+
 def searched(name: str) -> bool:
     """Whether a folder called ``name`` is looked into when walking a project."""
     return name not in SKIP_DIRS and not name.startswith(".")
@@ -58,11 +92,18 @@ def find_project_root(start: Path) -> Path:
 
     Falls back to ``start`` itself, so a lone buddy never searches the whole disk.
     """
-    start = start.resolve()
+    start = resolved(start)
+    memo = _ROOTS.get()
+    if memo is not None and start in memo:
+        return memo[start]
+    found = start
     for directory in (start, *start.parents):
         if any((directory / marker).exists() for marker in ROOT_MARKERS):
-            return directory
-    return start
+            found = directory
+            break
+    if memo is not None:
+        memo[start] = found
+    return found
 
 
 def unmarked_root_note(root: Path) -> str:
@@ -87,7 +128,7 @@ def inside(path: Path, root: Path) -> bool:
     missing, not outside.
     """
     try:
-        real = path.resolve()
+        real = resolved(path)
     except (OSError, ValueError):
         real = Path(os.path.abspath(path))
     return real.is_relative_to(root)
@@ -161,3 +202,19 @@ def _too_large(shown: str, size: int, limit: int) -> Issue:
 def size_text(limit: int) -> str:
     """A byte limit as people read it (``16 MiB``, ``1000 bytes``)."""
     return f"{limit // (1024 * 1024)} MiB" if limit % (1024 * 1024) == 0 else f"{limit} bytes"
+
+
+def write_atomically(target: Path, data: bytes) -> bool:
+    """Write ``data`` to ``target`` (its folder made if missing) so that a reader sees
+    the old file or the new one, never half of one; ``False`` when it cannot be written
+    (a read-only checkout, a file where the folder would go): a cache is then not kept."""
+    temporary = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+    try:
+        target.parent.mkdir(exist_ok=True)
+        temporary.write_bytes(data)
+        os.replace(temporary, target)
+    except OSError:
+        with contextlib.suppress(OSError):
+            temporary.unlink()
+        return False
+    return True

@@ -173,9 +173,14 @@ def choices(word: str, choices: list[str] | tuple[str, ...]) -> str:
 
 
 class Strict(BaseModel):
-    """Every manifest model: unknown keys are errors, no coercion, frozen."""
+    """Every manifest model: unknown keys are errors, no coercion, frozen.
 
-    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
+    Built when first used (``defer_build``): a manifest is validated by the composed
+    model of :func:`manifest_model`, which generates every part's schema itself, so
+    building each part's own validator at import would be work thrown away.
+    """
+
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True, defer_build=True)
 
 
 # ---------------------------------------------------------------- model
@@ -347,7 +352,7 @@ ModelRef = Annotated[
 class Persona(Strict):
     """Who the buddy is: a shared template or an inline prompt, plus traits and vars."""
 
-    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True, defer_build=True)
 
     template: str | None = Field(
         default=None,
@@ -681,6 +686,7 @@ class CoreManifest(Strict):
         strict=True,
         extra="forbid",
         frozen=True,
+        defer_build=True,
         title="buddy.yaml",
         json_schema_extra=_manifest_schema,
     )

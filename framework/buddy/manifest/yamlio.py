@@ -2,8 +2,10 @@
 
 Rules (why: a buddy.yaml is config a reviewer reads, not a program):
 
-* PyYAML's *safe* composer only; every node's tag must be a plain-data tag, so
-  ``!!python/object`` and friends are refused rather than silently ignored.
+* PyYAML's parser (libyaml's when built with it) gives the events; they become data in
+  one walk, checked as PyYAML's safe composer checks them, with no node graph and no
+  constructor. Every node's tag must be a plain-data tag, so ``!!python/object`` and
+  friends are refused rather than silently ignored.
 * Scalars are resolved the YAML 1.2 way: only ``true``/``false`` are booleans
   (``on``, ``yes``, ``no`` stay strings) and there are no base-60 numbers
   (``22:30`` is the string ``"22:30"``, not 1350) and no implicit octal.
@@ -23,12 +25,22 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
-from yaml.events import AliasEvent
+from yaml.events import (
+    AliasEvent,
+    DocumentEndEvent,
+    MappingEndEvent,
+    MappingStartEvent,
+    ScalarEvent,
+    SequenceEndEvent,
+    SequenceStartEvent,
+    StreamEndEvent,
+)
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from buddy.compile.project import read_file
@@ -106,16 +118,6 @@ def format_path(path: YamlPath) -> str:
     return out
 
 
-class _Alias:
-    """A use of an anchor, kept apart so expansion can be counted and located."""
-
-    __slots__ = ("mark", "target")
-
-    def __init__(self, target: Node, mark: yaml.Mark) -> None:
-        self.target = target
-        self.mark = mark
-
-
 class _Resolver(yaml.resolver.BaseResolver):
     """YAML 1.2 core-schema resolution (see the module docstring)."""
 
@@ -123,55 +125,87 @@ class _Resolver(yaml.resolver.BaseResolver):
 
 
 class _DepthError(yaml.composer.ComposerError):
-    """The document nests deeper than :data:`MAX_DEPTH` (raised while composing)."""
-
-
-class _Composer(yaml.composer.Composer):
-    """PyYAML's composer, except that a use of an anchor stays visible as an ``_Alias``.
-
-    It also stops at nesting deeper than :data:`MAX_DEPTH`: it recurses once per level.
-    """
-
-    depth = 0
-
-    def compose_node(self, parent: Node | None, index: Any) -> Node | None:
-        if self.check_event(AliasEvent):  # type: ignore[attr-defined]
-            mark = self.peek_event().start_mark  # type: ignore[attr-defined]
-            target = super().compose_node(parent, index)
-            assert target is not None
-            return _Alias(target, mark)  # type: ignore[return-value]
-        if self.depth >= MAX_DEPTH:
-            mark = self.peek_event().start_mark  # type: ignore[attr-defined]
-            raise _DepthError(_DEPTH_HINT, None, _DEPTH_MESSAGE, mark)  # context: the hint
-        self.depth += 1
-        try:
-            return super().compose_node(parent, index)
-        finally:
-            self.depth -= 1
+    """The document nests deeper than :data:`MAX_DEPTH` (raised while reading events)."""
 
 
 if yaml.__with_libyaml__:
-    # libyaml's C parser emits the events; composition stays in Python (above), so alias
-    # handling and locations are the same — and parsing is several times faster.
+    # libyaml's C parser emits the events, several times faster than PyYAML's own.
     from yaml.cyaml import CParser  # type: ignore[attr-defined]
 
-    class _Loader(_Composer, CParser, _Resolver):
+    class _Loader(CParser, _Resolver):
         def __init__(self, stream: str) -> None:
             CParser.__init__(self, stream)
             _Resolver.__init__(self)
-            _Composer.__init__(self)
 
 else:  # pragma: no cover - PyYAML built without libyaml
 
     class _Loader(  # type: ignore[no-redef]
-        yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser, _Composer, _Resolver
+        yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser, _Resolver
     ):
         def __init__(self, stream: str) -> None:
             yaml.reader.Reader.__init__(self, stream)
             yaml.scanner.Scanner.__init__(self)
             yaml.parser.Parser.__init__(self)
-            _Composer.__init__(self)
             _Resolver.__init__(self)
+
+
+_STARTS = (ScalarEvent, SequenceStartEvent, MappingStartEvent)
+_ENDS = (SequenceEndEvent, MappingEndEvent)
+
+
+def _read_events(loader: _Loader) -> list[Any]:
+    """The events of the one document in the stream (``[]`` for none), checked as PyYAML's
+    composer checks them — one document, no undefined alias, no anchor defined twice —
+    and for nesting deeper than :data:`MAX_DEPTH`.
+
+    Composing no node graph: :class:`_Builder` turns the events into data in one walk.
+    """
+    get: Callable[[], Any] = loader.get_event
+    get()  # StreamStartEvent
+    event = get()
+    if isinstance(event, StreamEndEvent):
+        return []
+    start = event.start_mark  # DocumentStartEvent
+    events: list[Any] = []  # PyYAML's events (their marks are typed loosely)
+    anchors: dict[str, yaml.Mark] = {}
+    depth = 0
+    while True:
+        event = get()
+        kind = type(event)
+        if kind is DocumentEndEvent:
+            break
+        if kind is AliasEvent:
+            if event.anchor not in anchors:
+                raise yaml.composer.ComposerError(
+                    None, None, f"found undefined alias {event.anchor!r}", event.start_mark
+                )
+        elif kind in _STARTS:
+            if depth >= MAX_DEPTH:
+                raise _DepthError(_DEPTH_HINT, None, _DEPTH_MESSAGE, event.start_mark)
+            anchor = event.anchor
+            if anchor is not None:
+                if anchor in anchors:
+                    raise yaml.composer.ComposerError(
+                        f"found duplicate anchor {anchor!r}; first occurrence",
+                        anchors[anchor],
+                        "second occurrence",
+                        event.start_mark,
+                    )
+                anchors[anchor] = event.start_mark
+            if kind is not ScalarEvent:
+                depth += 1
+        elif kind in _ENDS:
+            depth -= 1
+        events.append(event)
+    event = get()
+    if not isinstance(event, StreamEndEvent):
+        raise yaml.composer.ComposerError(
+            "expected a single document in the stream",
+            start,
+            "but found another document",
+            event.start_mark,
+        )
+    return events
 
 
 def _resolver(tag: str, pattern: str, first: str) -> None:
@@ -201,14 +235,36 @@ _resolver(
 _LINE_BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
 
 
-class _Builder:
-    """Turns the composed node graph into plain data, recording locations."""
+class _Anchored:
+    """A node with an anchor: its data, how many nodes it expands to, how deep it is."""
 
-    def __init__(self, file: str, lines: list[str]) -> None:
+    __slots__ = ("data", "height", "size")
+
+    def __init__(self, data: Any, size: int, height: int) -> None:
+        self.data = data
+        self.size = size
+        self.height = height
+
+
+class _Builder:
+    """Turns a document's events into plain data in one walk, recording locations.
+
+    A use of an anchor (``*name``) is a copy of the anchored data, located at the alias
+    (where the author looks) and counted by the nodes it expands to, so a "billion laughs"
+    document is refused before anything large is built.
+    """
+
+    def __init__(self, file: str, lines: list[str], events: list[Any]) -> None:
         self.doc = Document(file=file, data=None)
         self.lines = lines
-        self.expanded = 0
-        self.alias_mark: yaml.Mark | None = None
+        self.events = events
+        self.next = 0
+        self.expanded = 0  # nodes added by aliases
+        self.built = 0  # nodes built from events
+        self.deepest = 0  # the longest path reached, aliases expanded
+        # None while the anchored node is still being built (an alias to it refers to itself)
+        self.anchors: dict[str, _Anchored | None] = {}
+        self.resolve: Callable[[type[Node], str | None, Any], str] = _Resolver().resolve
         self.constructor = yaml.constructor.SafeConstructor()
 
     def loc(self, mark: yaml.Mark) -> Loc:
@@ -228,94 +284,123 @@ class _Builder:
             )
         )
 
-    def build(self, node: Node | _Alias, path: YamlPath, stack: tuple[int, ...] = ()) -> Any:
-        if isinstance(node, _Alias):
-            if id(node.target) in stack:
-                raise self.fail(node.mark, "yaml-alias-limit", "an alias refers to itself")
-            # Nodes reached through an alias are located at the alias, where the author looks.
-            self._place(path, node.mark, stack)
-            if not stack:
-                self.alias_mark = node.mark
-            return self.build(node.target, path, (*stack, id(node.target)))
-        if len(path) >= MAX_DEPTH:  # reachable only through aliases: composing stops earlier
-            mark = self.alias_mark if stack else node.start_mark
-            raise self.fail(mark, "yaml-depth-limit", _DEPTH_MESSAGE, _DEPTH_HINT)
-        if stack:
-            self.expanded += 1
-            if self.expanded > MAX_ALIAS_EXPANSION:
-                raise self.fail(
-                    self.alias_mark,
-                    "yaml-alias-limit",
-                    f"aliases expand to more than {MAX_ALIAS_EXPANSION} nodes",
-                    "use aliases for small repeated blocks only",
-                )
-        self._place(path, node.start_mark, stack)
-        if node.tag not in _PLAIN_TAGS:
+    def build(self, path: YamlPath) -> Any:
+        """The data of the next node, whose value is at ``path``."""
+        event = self.events[self.next]
+        self.next += 1
+        kind = type(event)
+        self.doc.values.setdefault(path, self.loc(event.start_mark))
+        if kind is AliasEvent:
+            return self._alias(event, path)
+        anchor = event.anchor
+        if anchor is not None:
+            self.anchors[anchor] = None
+            before = (self.built, self.expanded, self.deepest)
+            self.deepest = len(path)
+        self.built += 1
+        self.deepest = max(self.deepest, len(path))
+        if kind is ScalarEvent:
+            tag = event.tag
+            if tag is None or tag == "!":
+                tag = self.resolve(ScalarNode, event.value, event.implicit)
+            self._check_tag(tag, event.start_mark)
+            data = self._scalar(tag, event, path)
+        elif kind is SequenceStartEvent:
+            self._check_tag(self._collection_tag(event, SequenceNode), event.start_mark)
+            data = []
+            while type(self.events[self.next]) is not SequenceEndEvent:
+                data.append(self.build((*path, len(data))))
+            self.next += 1
+        else:
+            self._check_tag(self._collection_tag(event, MappingNode), event.start_mark)
+            data = self._mapping(path)
+        if anchor is not None:
+            built, expanded, deepest = before
+            size = self.built - built + self.expanded - expanded
+            self.anchors[anchor] = _Anchored(data, size, self.deepest - len(path))
+            self.deepest = max(deepest, self.deepest)
+        return data
+
+    def _alias(self, event: Any, path: YamlPath) -> Any:
+        target = self.anchors[event.anchor]  # defined: the events were checked
+        if target is None:
+            raise self.fail(event.start_mark, "yaml-alias-limit", "an alias refers to itself")
+        if len(path) + target.height >= MAX_DEPTH:
+            raise self.fail(event.start_mark, "yaml-depth-limit", _DEPTH_MESSAGE, _DEPTH_HINT)
+        self.expanded += target.size
+        if self.expanded > MAX_ALIAS_EXPANSION:
             raise self.fail(
-                node.start_mark,
+                event.start_mark,
+                "yaml-alias-limit",
+                f"aliases expand to more than {MAX_ALIAS_EXPANSION} nodes",
+                "use aliases for small repeated blocks only",
+            )
+        self.deepest = max(self.deepest, len(path) + target.height)
+        return _copy(target.data)
+
+    def _collection_tag(self, event: Any, node: type[Node]) -> str:
+        tag: str | None = event.tag
+        if tag is None or tag == "!":
+            return str(self.resolve(node, None, event.implicit))
+        return tag
+
+    def _check_tag(self, tag: str, mark: yaml.Mark) -> None:
+        if tag not in _PLAIN_TAGS:
+            raise self.fail(
+                mark,
                 "yaml-tag",
-                f"the tag {node.tag!r} is not allowed",
+                f"the tag {tag!r} is not allowed",
                 "buddy.yaml is plain data: remove the tag",
             )
-        if isinstance(node, ScalarNode):
-            return self._scalar(node, path, stack)
-        if isinstance(node, SequenceNode):
-            return [self.build(item, (*path, i), stack) for i, item in enumerate(node.value)]
-        if isinstance(node, MappingNode):
-            return self._mapping(node, path, stack)
-        raise self.fail(node.start_mark, "yaml-syntax", "unsupported node")  # pragma: no cover
 
-    def _place(self, path: YamlPath, mark: yaml.Mark, stack: tuple[int, ...]) -> None:
-        if not stack:
-            self.doc.values.setdefault(path, self.loc(mark))
-
-    def _mapping(self, node: MappingNode, path: YamlPath, stack: tuple[int, ...]) -> dict[Any, Any]:
+    def _mapping(self, path: YamlPath) -> dict[Any, Any]:
         out: dict[Any, Any] = {}
-        for key_node, value_node in node.value:
-            if isinstance(key_node, _Alias) or not isinstance(key_node, ScalarNode):
-                mark = key_node.mark if isinstance(key_node, _Alias) else key_node.start_mark
-                raise self.fail(mark, "yaml-syntax", "mapping keys must be plain scalars")
-            if key_node.tag not in _PLAIN_TAGS:
+        events = self.events
+        while type(events[self.next]) is not MappingEndEvent:
+            key_event = events[self.next]
+            kind = type(key_event)  # (not narrowing: PyYAML types an event's marks loosely)
+            if kind is not ScalarEvent:
                 raise self.fail(
-                    key_node.start_mark, "yaml-tag", f"the tag {key_node.tag!r} is not allowed"
+                    key_event.start_mark, "yaml-syntax", "mapping keys must be plain scalars"
                 )
-            key = self._scalar(key_node, path, stack)
+            self.next += 1
+            self.built += 1
+            tag = key_event.tag
+            if tag is None or tag == "!":
+                tag = self.resolve(ScalarNode, key_event.value, key_event.implicit)
+            if tag not in _PLAIN_TAGS:
+                raise self.fail(key_event.start_mark, "yaml-tag", f"the tag {tag!r} is not allowed")
+            key = self._scalar(tag, key_event, path)
             if isinstance(key, bool | float) or key is None:
-                key = key_node.value
-            try:
-                duplicate = key in out
-            except TypeError:  # an unhashable key (cannot happen for scalars)  # pragma: no cover
-                duplicate = False
-            if duplicate:
+                key = key_event.value
+            if key in out:
                 raise self.fail(
-                    key_node.start_mark,
+                    key_event.start_mark,
                     "yaml-duplicate-key",
                     f"duplicate key {key!r}",
                     f"the key {key!r} appears earlier in this mapping; keep one",
                 )
             child = (*path, key)
-            if not stack:
-                self.doc.keys.setdefault(child, self.loc(key_node.start_mark))
-            out[key] = self.build(value_node, child, stack)
+            self.doc.keys.setdefault(child, self.loc(key_event.start_mark))
+            out[key] = self.build(child)
+        self.next += 1
         return out
 
-    def _scalar(self, node: ScalarNode, path: YamlPath, stack: tuple[int, ...]) -> Any:
-        tag = node.tag
-        text: str = node.value
-        if node.style in ("|", ">") and not stack:
-            self.doc.blocks.setdefault(path, self._block_start(node))
+    def _scalar(self, tag: str, event: Any, path: YamlPath) -> Any:
+        text: str = event.value
+        mark = event.start_mark
+        if event.style in ("|", ">"):
+            self.doc.blocks.setdefault(path, self._block_start(mark))
         if tag == _STR:
             return text
         # A tag written explicitly (`!!bool yes`) must still spell a value of its type.
         if tag == _NULL:
             if text not in ("", "~", "null", "Null", "NULL"):
-                raise self.fail(node.start_mark, "yaml-syntax", f"{text!r} is not null")
+                raise self.fail(mark, "yaml-syntax", f"{text!r} is not null")
             return None
         if tag == _BOOL:
             if text.lower() not in ("true", "false"):
-                raise self.fail(
-                    node.start_mark, "yaml-syntax", f"{text!r} is not a boolean (true or false)"
-                )
+                raise self.fail(mark, "yaml-syntax", f"{text!r} is not a boolean (true or false)")
             return text.lower() == "true"
         if tag == _INT:
             try:
@@ -323,34 +408,30 @@ class _Builder:
                     return int(text[2:], 16 if text[1] == "x" else 8)
                 return int(text, 10)
             except ValueError:
-                raise self.fail(
-                    node.start_mark, "yaml-syntax", f"{text!r} is not an integer"
-                ) from None
+                raise self.fail(mark, "yaml-syntax", f"{text!r} is not an integer") from None
         if tag == _FLOAT:
             try:
                 return float(
                     text.replace(".inf", "inf").replace(".Inf", "inf").replace(".INF", "inf")
                 )
             except ValueError:
-                raise self.fail(
-                    node.start_mark, "yaml-syntax", f"{text!r} is not a number"
-                ) from None
+                raise self.fail(mark, "yaml-syntax", f"{text!r} is not a number") from None
         if not self.constructor.timestamp_regexp.match(text):  # e.g. `!!timestamp soon`
-            raise self.fail(node.start_mark, "yaml-syntax", f"{text!r} is not a timestamp")
+            raise self.fail(mark, "yaml-syntax", f"{text!r} is not a timestamp")
         try:
-            return self.constructor.construct_yaml_timestamp(node)
+            return self.constructor.construct_yaml_timestamp(ScalarNode(tag, text, mark, mark))
         except ValueError as exc:
-            raise self.fail(node.start_mark, "yaml-syntax", f"invalid timestamp: {exc}") from None
+            raise self.fail(mark, "yaml-syntax", f"invalid timestamp: {exc}") from None
 
-    def _block_start(self, node: ScalarNode) -> Loc:
+    def _block_start(self, mark: yaml.Mark) -> Loc:
         # The text starts on the line after the `|` or `>` header, even when that line is
         # blank; the first line with text gives the indentation.
-        first = node.start_mark.line + 1
+        first = mark.line + 1
         for index in range(first, len(self.lines)):
             line = self.lines[index]
             if line.strip():
                 return Loc(self.doc.file, first + 1, len(line) - len(line.lstrip(" ")) + 1)
-        return self.loc(node.start_mark)  # pragma: no cover - empty block
+        return self.loc(mark)  # pragma: no cover - empty block
 
 
 def parse_document(text: str, file: str, *, allow_list: bool = False) -> Document:
@@ -366,7 +447,7 @@ def parse_document(text: str, file: str, *, allow_list: bool = False) -> Documen
     """
     loader = _Loader(text)
     try:
-        root = loader.get_single_node()
+        events = _read_events(loader)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
@@ -394,8 +475,7 @@ def parse_document(text: str, file: str, *, allow_list: bool = False) -> Documen
         raise ParseError(_bad_character(text, file, exc.character)) from None
     finally:
         loader.dispose()
-    builder = _Builder(file, text.splitlines())
-    if root is None:
+    if not events:
         raise ParseError(
             Issue(
                 file=file,
@@ -407,10 +487,11 @@ def parse_document(text: str, file: str, *, allow_list: bool = False) -> Documen
                 hint="write a mapping",
             )
         )
-    data = builder.build(root, ())
+    builder = _Builder(file, text.splitlines(), events)
+    data = builder.build(())
     if not isinstance(data, dict) and not (allow_list and isinstance(data, list)):
         raise builder.fail(
-            root.start_mark if not isinstance(root, _Alias) else root.mark,
+            events[0].start_mark,
             "yaml-not-mapping",
             "the top level must be a mapping of keys to values",
         )
@@ -446,10 +527,41 @@ def load_document(
     text = _read_text(path, file, "yaml-syntax")
     if isinstance(text, Issue):
         return _with_split_hint(text)
-    try:
-        return parse_document(text, file, allow_list=allow_list)
-    except ParseError as exc:
-        return exc.issue
+    key = (file, allow_list, text)
+    parsed = _PARSED.get(key)
+    if parsed is None:
+        try:
+            parsed = parse_document(text, file, allow_list=allow_list)
+        except ParseError as exc:
+            return exc.issue
+        _PARSED[key] = parsed
+        while len(_PARSED) > _PARSED_MAX:
+            del _PARSED[next(iter(_PARSED))]
+    # Each caller gets its own data: a compile may merge into it.
+    return dataclasses.replace(
+        parsed,
+        data=_copy(parsed.data),
+        values=dict(parsed.values),
+        keys=dict(parsed.keys),
+        blocks=dict(parsed.blocks),
+    )
+
+
+def _copy(value: Any) -> Any:
+    """A copy of plain data (what :class:`_Builder` makes: no shared parts, and every
+    leaf immutable)."""
+    if isinstance(value, dict):
+        return {key: _copy(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_copy(item) for item in value]
+    return value
+
+
+# The documents parsed in this process, by file name and text: a shared trait file or
+# relation spec read by every buddy of a project is parsed once (the text is read and
+# compared every time, so an edited file is parsed again).
+_PARSED: dict[tuple[str, bool, str], Document] = {}
+_PARSED_MAX = 256
 
 
 def _read_text(path: Path, file: str, code: str) -> str | Issue:
