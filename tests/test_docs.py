@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -156,3 +159,54 @@ def test_both_readmes_open_with_the_same_two_commands_and_ci_runs_the_second() -
     assert "buddy chat" in run and "pytest" in test
     ci = (REPO / ".ci" / "run").read_text(encoding="utf-8").strip().splitlines()[-1]
     assert ci == test
+
+
+def _shown(doc: str, command: str) -> list[str]:
+    """The lines a ```text block of ``doc`` shows after ``$ command`` (up to the next
+    ``$ `` line or the block's end)."""
+    text = (DOCS / doc).read_text(encoding="utf-8")
+    block = text.split(f"\n$ {command}\n", 1)[1].split("\n```", 1)[0]
+    return block.split("\n$ ", 1)[0].split("\n")
+
+
+def _buddy(args: list[str], cwd: Path, **env: str) -> tuple[int, str]:
+    """``python -m buddy ARGS`` with no model key and no ``BUDDY_*`` variable but ``env``."""
+    clean = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    clean = {k: v for k, v in clean.items() if not k.startswith("BUDDY_")}
+    done = subprocess.run(
+        [sys.executable, "-m", "buddy", *args],
+        cwd=cwd,
+        env={**clean, **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    return done.returncode, done.stdout + done.stderr
+
+
+def test_the_docs_missing_key_outputs_are_real() -> None:
+    """runtime.md and cli.md show what `chat` and `run` print when no model has its key."""
+    code, out = _buddy(["chat", "manifests/aunt-tu"], REPO)
+    assert (code, out.splitlines()) == (2, _shown("runtime.md", "buddy chat manifests/aunt-tu"))
+    shown = _shown("cli.md", "buddy run manifests/cardio")
+    code, out = _buddy(
+        ["run", "manifests/cardio"],
+        REPO,
+        BUDDY_TOKEN="bdt_doc",
+        BUDDY_PLATFORM_URL="http://127.0.0.1:9",
+    )
+    assert (code, out.splitlines()) == (2, shown)
+    cli_md = (DOCS / "cli.md").read_text(encoding="utf-8")
+    assert f"$ buddy run manifests/cardio\n{shown[0]}\n$ echo $?\n2\n" in cli_md
+
+
+def test_the_docs_schema_write_output_is_real(tmp_path: Path) -> None:
+    """cli.md's `buddy schema --write` in this repository: both committed schemas are
+    current (in a copy, so a stale one is not rewritten here)."""
+    (tmp_path / "pyproject.toml").write_text("", encoding="utf-8")
+    (tmp_path / "docs").mkdir()
+    for name in ("buddy.schema.json", "scenario.schema.json"):
+        (tmp_path / "docs" / name).write_bytes((DOCS / name).read_bytes())
+    code, out = _buddy(["schema", "--write"], tmp_path)
+    assert (code, out.splitlines()) == (0, _shown("cli.md", "buddy schema --write"))
