@@ -210,3 +210,52 @@ def test_the_docs_schema_write_output_is_real(tmp_path: Path) -> None:
         (tmp_path / "docs" / name).write_bytes((DOCS / name).read_bytes())
     code, out = _buddy(["schema", "--write"], tmp_path)
     assert (code, out.splitlines()) == (0, _shown("cli.md", "buddy schema --write"))
+
+
+#: What differs between two `buddy dev` sessions: the clock, the port, the database, timings.
+_DEV_VOLATILE = [
+    (re.compile(r"^\[\d\d:\d\d:\d\d\]"), "[TIME]"),
+    (re.compile(r"127\.0\.0\.1:\d+"), "127.0.0.1:PORT"),
+    (re.compile(r"db \S+platform\.db"), "db DB"),
+    (re.compile(r"reloaded in \d+\.\d+ s"), "reloaded in N s"),
+]
+
+
+def _dev_normal(lines: list[str]) -> list[str]:
+    out = []
+    for line in lines:
+        normal = line
+        for pattern, replacement in _DEV_VOLATILE:
+            normal = pattern.sub(replacement, normal)
+        out.append(normal)
+    return out
+
+
+def test_the_docs_dev_session_is_real(tmp_path: Path) -> None:
+    """cli.md's `buddy dev` session (and the start playground.md shows): both buddies
+    start, a typo keeps version 1 running, the fix reloads it (run on a free port, in a
+    copy of the examples)."""
+    import shutil
+
+    from tests.test_playground import running_dev
+
+    command = "buddy dev manifests/aunt-tu manifests/cardio --model offline"
+    shown = _shown("cli.md", command)
+    (tmp_path / "pyproject.toml").write_text("", encoding="utf-8")
+    ignore = shutil.ignore_patterns("__pycache__")
+    for folder in ("manifests", "plugins", "docs"):
+        shutil.copytree(REPO / folder, tmp_path / folder, ignore=ignore)
+    manifest = tmp_path / "manifests" / "aunt-tu" / "buddy.yaml"
+    text = manifest.read_text(encoding="utf-8")
+    with running_dev(command.split()[2:], tmp_path) as dev:
+        dev.wait_for_output("cardio: running as")
+        manifest.write_text(text.replace("\ntitle:", "\ntitel:", 1), encoding="utf-8")
+        dev.wait_for_output("still running version 1", timeout=20)
+        manifest.write_text(text, encoding="utf-8")
+        dev.wait_for_output("(version 2)", timeout=20)
+        printed = list(dev.lines)
+    assert _dev_normal(printed) == _dev_normal(shown), "\n".join(printed)
+    # playground.md opens with the same command and its first three lines.
+    page = (DOCS / "playground.md").read_text(encoding="utf-8")
+    start = page.split(f"```sh\n{command}\n```\n\n```text\n", 1)[1].split("\n```", 1)[0]
+    assert _dev_normal(start.split("\n")) == _dev_normal(printed[:3])

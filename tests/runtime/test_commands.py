@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -107,3 +108,108 @@ async def test_run_answers_then_stops_on_sigterm_and_is_superseded() -> None:
         await platform.wait_acked("cardio-dev", event, timeout=60)
         second.send_signal(signal.SIGTERM)
         assert await asyncio.wait_for(second.wait(), 60) == 0
+
+
+# ---------------------------------------------------------------- cli.md's session
+
+CLI_MD = REPO / "docs" / "cli.md"
+_VOLATILE = [
+    (re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} "), "TIME "),
+    (re.compile(r"http://127\.0\.0\.1:\d+"), "URL"),
+    (re.compile(r"\bc_[0-9a-f]+"), "CONVERSATION"),
+]
+
+
+def _normal(lines: list[str]) -> list[str]:
+    out = []
+    for line in lines:
+        normal = line
+        for pattern, replacement in _VOLATILE:
+            normal = pattern.sub(replacement, normal)
+        out.append(normal)
+    return out
+
+
+def _session_blocks() -> list[list[str]]:
+    """The ```text blocks of cli.md's `buddy run` section, as lines."""
+    section = CLI_MD.read_text(encoding="utf-8").split("## `buddy run PATH`", 1)[1]
+    section = section.split("\n## ", 1)[0]
+    return [b.split("\n") for b in re.findall(r"^```text\n(.*?)\n```$", section, re.M | re.S)]
+
+
+class _Lines:
+    """A process's standard error, read line by line as it comes."""
+
+    def __init__(self, process: asyncio.subprocess.Process) -> None:
+        self.lines: list[str] = []
+        assert process.stderr is not None
+        self._task = asyncio.create_task(self._read(process.stderr))
+
+    async def _read(self, stream: asyncio.StreamReader) -> None:
+        async for line in stream:
+            self.lines.append(line.decode().rstrip("\n"))
+
+    async def until(self, count: int, timeout: float = 60) -> None:
+        deadline = asyncio.get_running_loop().time() + timeout
+        while len(self.lines) < count and asyncio.get_running_loop().time() < deadline:
+            await asyncio.sleep(0.02)
+
+    async def done(self) -> list[str]:
+        await asyncio.wait_for(self._task, 30)
+        return self.lines
+
+
+async def _run(platform: LocalPlatform, token: str, *arguments: str) -> asyncio.subprocess.Process:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BUDDY_")}
+    env |= {"BUDDY_TOKEN": token, "BUDDY_PLATFORM_URL": platform.url}
+    return await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "buddy",
+        "run",
+        "manifests/cardio",
+        *arguments,
+        cwd=REPO,
+        env=env,
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE,
+    )
+
+
+async def test_the_run_session_of_cli_md_prints_what_it_shows() -> None:
+    """cli.md's session, replayed: the start, a user's message, a second process that
+    supersedes the first (exit 3), SIGTERM (exit 0), and an unknown token (exit 1)."""
+    blocks = _session_blocks()
+    start = [line for line in blocks[1] if not line.startswith(("$ ", "{"))]
+    turn, superseded, stopped, failures = blocks[2], blocks[3], blocks[4], blocks[5]
+    async with LocalPlatform() as platform:
+        tokens = await platform.register("cardio")
+        conversation = await platform.conversation("cardio-dev", members=["小周"])
+        first = await _run(platform, tokens["dev_token"], "--profile", "ci")
+        first_lines = _Lines(first)
+        await first_lines.until(len(start))
+        event = await platform.say(conversation["id"], "今天练什么")
+        await platform.wait_acked("cardio-dev", event, timeout=60)
+        replies = [
+            m for m in await platform.transcript(conversation["id"]) if m["sender"] == "buddy"
+        ]
+        assert [m["body"]["text"] for m in replies] == ["(test model reply)"]
+        second = await _run(platform, tokens["dev_token"], "--profile", "ci")
+        second_lines = _Lines(second)
+        assert await asyncio.wait_for(first.wait(), 60) == 3
+        printed = await first_lines.done()
+        await second_lines.until(len(start))
+        second.send_signal(signal.SIGTERM)
+        assert await asyncio.wait_for(second.wait(), 60) == 0
+        last = (await second_lines.done())[len(start) :]
+        refused = await _run(platform, "bdt_nope", "--profile", "ci")
+        refused_lines = _Lines(refused)
+        assert await asyncio.wait_for(refused.wait(), 60) == 1
+        refusal = await refused_lines.done()
+    assert _normal(printed) == _normal(start + turn + superseded[:1]), "\n".join(printed)
+    assert superseded[1:] == ["$ echo $?", "3"]
+    assert _normal(last) == _normal(stopped[:1]), "\n".join(last)
+    assert stopped[1:] == ["$ echo $?", "0"]
+    assert failures[0] == "$ BUDDY_TOKEN=bdt_nope buddy run manifests/cardio --profile ci"
+    assert _normal(refusal) == _normal(failures[1:3]), "\n".join(refusal)
+    assert failures[3:5] == ["$ echo $?", "1"]
