@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
 import signal
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 import pytest
 
-from buddy.testing.local import LocalPlatform
+from buddy.testing.local import LocalPlatform, free_port
 from tests.conftest import REPO
 
 pytestmark = pytest.mark.anyio
@@ -213,3 +216,72 @@ async def test_the_run_session_of_cli_md_prints_what_it_shows() -> None:
     assert failures[0] == "$ BUDDY_TOKEN=bdt_nope buddy run manifests/cardio --profile ci"
     assert _normal(refusal) == _normal(failures[1:3]), "\n".join(refusal)
     assert failures[3:5] == ["$ echo $?", "1"]
+
+
+def _shapes(value: object) -> object:
+    """``value`` with each id and token cut to its prefix (``c_…``, ``bdt_…``): the random
+    rest differs from run to run, the rest of the answer may not."""
+    if isinstance(value, dict):
+        return {k: _shapes(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_shapes(v) for v in value]
+    if isinstance(value, str):
+        return re.sub(r"^([a-z]+_)[\w-]{8,}$", r"\1…", value)
+    return value
+
+
+def test_the_platform_of_cli_md_prints_and_answers_what_it_shows(tmp_path: Path) -> None:
+    """The session's first terminal (`buddy platform`) and its two `curl` calls."""
+    import json
+
+    import httpx
+
+    blocks = _session_blocks()
+    assert blocks[0][0] == "$ buddy platform --db /tmp/rtdoc/demo.db"
+    shown = blocks[0][1:]
+    database = tmp_path / "demo.db"
+    port = str(free_port())
+    process = subprocess.Popen(
+        [sys.executable, "-m", "buddy", "platform", "--db", str(database), "--port", port],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    try:
+        assert process.stderr is not None
+        printed = [process.stderr.readline().rstrip("\n") for _ in shown]
+        url = re.search(r"on (http://\S+)", printed[0])
+        token = printed[1].removeprefix("admin token: ")
+        assert url is not None and token.startswith("adm_")
+        normal = [
+            re.sub(r":\d+ \(db \S+\)", ":PORT (db DB)", printed[0]),
+            re.sub(r"adm_\S+", "adm_TOKEN", printed[1]),
+        ]
+        assert normal == [
+            re.sub(r":\d+ \(db \S+\)", ":PORT (db DB)", shown[0]),
+            re.sub(r"adm_\S+", "adm_TOKEN", shown[1]),
+        ]
+        calls = [line for line in blocks[1] if line.startswith("$ curl")]
+        answers = [json.loads(line) for line in blocks[1] if line.startswith("{")]
+        admin = {"Authorization": f"Bearer {token}"}
+        with httpx.Client(base_url=url.group(1), headers=admin, timeout=30) as client:
+            deadline = time.monotonic() + 30  # the banner comes before the server listens
+            while time.monotonic() < deadline:
+                with contextlib.suppress(httpx.TransportError):
+                    client.get("/openapi.json")
+                    break
+                time.sleep(0.05)
+            for call, answer in zip(calls, answers, strict=True):
+                path = re.search(r"http://127\.0\.0\.1:8700(\S+)", call)
+                body = re.search(r"-d '(.*)'$", call)
+                assert path is not None and body is not None
+                got = client.post(path.group(1), json=json.loads(body.group(1)))
+                assert got.status_code == 201, got.text
+                assert _shapes(got.json()) == _shapes(answer)
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.wait(timeout=30)
+        if process.stderr is not None:
+            process.stderr.close()
