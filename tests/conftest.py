@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import os
+import re
 import textwrap
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterable
 from pathlib import Path
 
 import pytest
@@ -100,3 +101,16 @@ async def grant_data(
     await platform.dev(
         "PUT", "/data", json={"member_id": member, "dataset": dataset, "items": items}
     )
+
+
+def normalised(lines: Iterable[str], volatile: Iterable[tuple[re.Pattern[str], str]]) -> list[str]:
+    """``lines`` with what differs between two runs (times, ports, ids) replaced, for
+    comparing a command's output with what a doc shows."""
+    rules = list(volatile)
+    out = []
+    for line in lines:
+        normal = line
+        for pattern, replacement in rules:
+            normal = pattern.sub(replacement, normal)
+        out.append(normal)
+    return out

@@ -14,7 +14,7 @@ import pytest
 
 import buddy
 from buddy.models.providers import PROVIDERS, THINKING_STYLES
-from tests.conftest import REPO
+from tests.conftest import REPO, normalised
 
 DOCS = REPO / "docs"
 REFERENCE = (DOCS / "manifest.md").read_text(encoding="utf-8")
@@ -222,13 +222,7 @@ _DEV_VOLATILE = [
 
 
 def _dev_normal(lines: list[str]) -> list[str]:
-    out = []
-    for line in lines:
-        normal = line
-        for pattern, replacement in _DEV_VOLATILE:
-            normal = pattern.sub(replacement, normal)
-        out.append(normal)
-    return out
+    return normalised(lines, _DEV_VOLATILE)
 
 
 def test_the_docs_dev_session_is_real(tmp_path: Path) -> None:

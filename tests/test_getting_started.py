@@ -7,7 +7,9 @@ the whole of `tea-pal/buddy.yaml` when it starts with the schema comment, else a
 it; the small edits the prose asks for ("make a typo", "change the last line to …") are
 :data:`EDITS`, each found by its sentence, so a reworded sentence fails here rather than
 silently skipping its edit; a ```text block starting with `$ ` is a command run in the
-project (a shell, with the venv's `buddy` first on `PATH`) and exactly its output. In a
+project and exactly its output (`buddy validate`, `render` and `--version` through
+``buddy.cli.main`` in this process, the rest in a shell with the venv's `buddy` first on
+`PATH`). In a
 `buddy chat` without a pipe, the lines the prose says were typed are its input, and the
 page shows them where they were typed. ``BUDDY_UPDATE_DOCS=1`` writes the real outputs
 into the page, to be read in the diff.
@@ -15,8 +17,11 @@ into the page, to be read in the diff.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import re
+import shlex
 import subprocess
 import sys
 from collections.abc import Callable
@@ -163,6 +168,12 @@ def test_the_page_shows_commands_files_and_edits() -> None:
 
 
 def _run(project: Path, command: Command) -> str:
+    """What ``command`` prints: in this process when it is `buddy validate|render|--version`
+    (with a ``VAR=value`` in front, and through ``sed -n '/A/,/B/p'`` or ``head -n N``),
+    else in a shell."""
+    inline = IN_PROCESS.fullmatch(command.command)
+    if inline is not None and not command.stdin:
+        return _in_process(project, inline)
     bin_dir = Path(sys.executable).parent
     env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
     for key in ("BUDDY_PROFILE", "BUDDY_MODEL", "DEEPSEEK_API_KEY", "MOONSHOT_API_KEY"):
@@ -178,6 +189,52 @@ def _run(project: Path, command: Command) -> str:
         check=False,
     )
     return done.stdout + done.stderr
+
+
+#: A command run in this process (a process per command made this test 17 s long).
+IN_PROCESS = re.compile(
+    r"(?:(?P<var>BUDDY_\w+)=(?P<value>\S+) )?buddy (?P<args>(?:validate|render|--version)[^|]*?)"
+    r"(?: \| (?:sed -n '/(?P<start>[^/]+)/,/(?P<stop>[^/]+)/p'|head -n (?P<head>\d+)))?"
+)
+
+
+def _in_process(project: Path, command: re.Match[str]) -> str:
+    from buddy.cli.main import main
+
+    out = io.StringIO()
+    environment = {
+        k: os.environ.pop(k) for k in ("BUDDY_PROFILE", "BUDDY_MODEL") if k in os.environ
+    }
+    if command["var"]:
+        os.environ[command["var"]] = command["value"]
+    cwd = Path.cwd()
+    try:
+        os.chdir(project)
+        with (
+            contextlib.redirect_stdout(out),
+            contextlib.redirect_stderr(out),
+            contextlib.suppress(SystemExit),  # --version exits
+        ):
+            main(shlex.split(command["args"]))
+    finally:
+        os.chdir(cwd)
+        os.environ.pop(command["var"] or "", None)
+        os.environ.update(environment)
+    lines = out.getvalue().split("\n")
+    if command["head"]:
+        return "\n".join(lines[: int(command["head"])])
+    if command["start"]:  # sed's ranges: from a line matching start to the next matching stop
+        kept: list[str] = []
+        inside = False
+        for line in lines:
+            if inside:
+                kept.append(line)
+                inside = not re.search(command["stop"], line)
+            elif re.search(command["start"], line):
+                kept.append(line)
+                inside = True
+        return "\n".join(kept)
+    return out.getvalue()
 
 
 def test_every_command_prints_what_the_page_shows(tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from buddy.testing.local import LocalPlatform, free_port
-from tests.conftest import REPO
+from tests.conftest import REPO, normalised
 
 pytestmark = pytest.mark.anyio
 
@@ -67,23 +67,7 @@ def test_chat_refuses_an_invalid_manifest(tmp_path: object) -> None:
 
 
 async def _start(platform: LocalPlatform, token: str) -> asyncio.subprocess.Process:
-    env = {
-        **os.environ,
-        "BUDDY_TOKEN": token,
-        "BUDDY_PLATFORM_URL": platform.url,
-        "BUDDY_PROFILE": "ci",
-    }
-    return await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "buddy",
-        "run",
-        "manifests/cardio",
-        cwd=REPO,
-        env=env,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
+    return await _run(platform, token, "--profile", "ci")
 
 
 async def _until_connected(platform: LocalPlatform, conversation_id: str) -> None:
@@ -124,13 +108,7 @@ _VOLATILE = [
 
 
 def _normal(lines: list[str]) -> list[str]:
-    out = []
-    for line in lines:
-        normal = line
-        for pattern, replacement in _VOLATILE:
-            normal = pattern.sub(replacement, normal)
-        out.append(normal)
-    return out
+    return normalised(lines, _VOLATILE)
 
 
 def _session_blocks() -> list[list[str]]:
