@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 import textwrap
 from collections.abc import AsyncIterator, Callable, Iterable
 from pathlib import Path
@@ -114,3 +115,10 @@ def normalised(lines: Iterable[str], volatile: Iterable[tuple[re.Pattern[str], s
             normal = pattern.sub(replacement, normal)
         out.append(normal)
     return out
+
+
+def venv_environment(**extra: str) -> dict[str, str]:
+    """This environment with the venv's `buddy` first on ``PATH``, for the docs' shell
+    commands run as a reader runs them."""
+    bin_dir = Path(sys.executable).parent
+    return {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}", **extra}

@@ -287,6 +287,9 @@ def test_compiled_templates_are_kept_on_disk_for_the_next_process(
     buddy.check(manifest)  # what `buddy validate` does
     written = _template_caches(manifest.parent)
     assert [w.parent for w in written] == [manifest.parent / "personas" / "__pycache__"]
+    # A cache folder beside a shared template keeps itself out of git.
+    ignore = manifest.parent / "personas" / "__pycache__" / ".gitignore"
+    assert ignore.read_text(encoding="utf-8").splitlines()[-1] == "*"
     monkeypatch.setattr(persona._TemplateCache, "memory", {})  # a new process
     compiled: list[str] = []
     real = persona._BudgetedEnvironment._generate

@@ -31,12 +31,10 @@ from buddy.cards import (
     slugify,
 )
 from buddy.cards.png import decode_text, parse_png
-from buddy.cli.commands import schema_text
 from buddy.cli.main import main
 from buddy.errors import PngError
-from buddy.testing import scenarios
 from tests.conftest import MINIMAL, REPO
-from tests.test_schemas import schema_target
+from tests.test_schemas import assert_current_schemas
 
 # ---------------------------------------------------------------- cards used below
 
@@ -237,12 +235,9 @@ def test_import_in_a_project_points_editors_at_current_schemas(
     target = project / "manifests" / "seraphina"
     first = (target / "buddy.yaml").read_text(encoding="utf-8").splitlines()[0]
     assert first == "# yaml-language-server: $schema=../../.buddy/buddy.schema.json"
-    manifest_schema = schema_target(target / "buddy.yaml")
-    assert manifest_schema == project / ".buddy" / "buddy.schema.json"
-    assert manifest_schema.read_text(encoding="utf-8") == schema_text()
-    scenario_schema = schema_target(target / "tests" / "smoke.yaml")
-    assert scenario_schema == project / ".buddy" / "scenario.schema.json"
-    assert scenario_schema.read_text(encoding="utf-8") == scenarios.schema_text()
+    assert_current_schemas(
+        target / "buddy.yaml", target / "tests" / "smoke.yaml", project / ".buddy"
+    )
     assert "created .buddy/buddy.schema.json\ncreated .buddy/scenario.schema.json\n" in out
 
 

@@ -8,7 +8,6 @@ was not sent.
 from __future__ import annotations
 
 import io
-import os
 import re
 import subprocess
 import sys
@@ -20,7 +19,7 @@ import pytest
 import buddy
 from buddy.cli.chat import COMMANDS, RESUMED_SHOWN
 from buddy.cli.main import main
-from tests.conftest import REPO
+from tests.conftest import REPO, venv_environment
 
 AUNT_TU = str(REPO / "manifests" / "aunt-tu")
 CARDIO = str(REPO / "manifests" / "cardio")
@@ -188,8 +187,7 @@ def test_the_docs_show_chat_examples() -> None:
 def test_the_docs_chat_examples_print_what_they_show(tmp_path: Path) -> None:
     # Run from a directory of its own (a --db file lands there) that sees the manifests.
     (tmp_path / "manifests").symlink_to(REPO / "manifests")
-    bin_dir = Path(sys.executable).parent
-    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
+    env = venv_environment()
     for command, shown in _doc_examples():
         result = subprocess.run(
             ["bash", "-euo", "pipefail", "-c", command],

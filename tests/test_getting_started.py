@@ -23,12 +23,11 @@ import os
 import re
 import shlex
 import subprocess
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.conftest import REPO
+from tests.conftest import REPO, venv_environment
 
 PAGE = REPO / "docs" / "getting-started.md"
 FENCE = re.compile(r"^(`{3,})(\w*)\n(.*?)^\1$", re.M | re.S)
@@ -174,8 +173,7 @@ def _run(project: Path, command: Command) -> str:
     inline = IN_PROCESS.fullmatch(command.command)
     if inline is not None and not command.stdin:
         return _in_process(project, inline)
-    bin_dir = Path(sys.executable).parent
-    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
+    env = venv_environment()
     for key in ("BUDDY_PROFILE", "BUDDY_MODEL", "DEEPSEEK_API_KEY", "MOONSHOT_API_KEY"):
         env.pop(key, None)
     done = subprocess.run(

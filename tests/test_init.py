@@ -18,7 +18,7 @@ from buddy.compile.cache import cache_file
 from buddy.testing import scenarios
 from buddy.testing.scenarios import read_suite, run_scenario
 from tests.conftest import REPO
-from tests.test_schemas import schema_target
+from tests.test_schemas import assert_current_schemas, schema_target
 
 
 def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -137,12 +137,7 @@ def test_outside_this_repository_the_schema_lines_resolve_to_current_schemas(
     demo = project / "buddies" / "demo"
     text = (demo / "buddy.yaml").read_text(encoding="utf-8")
     assert text.startswith("# yaml-language-server: $schema=../../.buddy/buddy.schema.json\n")
-    manifest_schema = schema_target(demo / "buddy.yaml")
-    assert manifest_schema == project / ".buddy" / "buddy.schema.json"
-    assert manifest_schema.read_text(encoding="utf-8") == schema_text()
-    scenario_schema = schema_target(demo / "tests" / "smoke.yaml")
-    assert scenario_schema == project / ".buddy" / "scenario.schema.json"
-    assert scenario_schema.read_text(encoding="utf-8") == scenarios.schema_text()
+    assert_current_schemas(demo / "buddy.yaml", demo / "tests" / "smoke.yaml", project / ".buddy")
     assert out.startswith(
         "created buddies/demo/buddy.yaml\n"
         "created buddies/demo/tests/smoke.yaml\n"

@@ -27,6 +27,17 @@ def schema_target(file: Path) -> Path:
     return (file.parent / first.removeprefix(PREFIX)).resolve()
 
 
+def assert_current_schemas(manifest: Path, scenario: Path, folder: Path) -> None:
+    """The first lines of a written manifest and scenario file point at current copies
+    of their schemas in ``folder``."""
+    manifest_schema = schema_target(manifest)
+    assert manifest_schema == folder / "buddy.schema.json"
+    assert manifest_schema.read_text(encoding="utf-8") == schema_text()
+    scenario_schema = schema_target(scenario)
+    assert scenario_schema == folder / "scenario.schema.json"
+    assert scenario_schema.read_text(encoding="utf-8") == scenarios.schema_text()
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_the_shipped_copies_are_current(name: str) -> None:
     assert shipped(name).read_text(encoding="utf-8") == schemas.text(name), (

@@ -11,11 +11,9 @@ page is done in Chromium with that module's helpers.
 from __future__ import annotations
 
 import json
-import os
 import re
 import shlex
 import subprocess
-import sys
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -27,7 +25,7 @@ import pytest
 from playwright.sync_api import Browser, expect
 
 from tests import test_playground
-from tests.conftest import REPO
+from tests.conftest import REPO, venv_environment
 from tests.test_playground import Dev, new_conversation, running_dev, send
 
 browser = test_playground.browser  # its Chromium fixture, requested by name below
@@ -97,9 +95,7 @@ def assert_shown(shown: str, actual: str, command: str) -> None:
 
 
 def _environment() -> dict[str, str]:
-    bin_dir = Path(sys.executable).parent  # where the venv's `buddy` is
-    path = f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"
-    return {**os.environ, "PATH": path, "PYTHONUNBUFFERED": "1"}
+    return venv_environment(PYTHONUNBUFFERED="1")
 
 
 @contextmanager

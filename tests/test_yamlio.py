@@ -300,21 +300,27 @@ def test_format_path() -> None:
     assert format_path(()) == ""
 
 
-def test_a_file_read_again_is_parsed_once_and_never_shared(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A shared trait file read by every buddy is parsed once per text; each reader gets
-    its own data, and an edited file is parsed again."""
+@pytest.fixture
+def parsed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The file names ``parse_document`` is called for, from now on."""
     from buddy.manifest import yamlio
 
-    parsed: list[str] = []
+    calls: list[str] = []
     real = yamlio.parse_document
 
     def counting(text: str, file: str, *, allow_list: bool = False) -> Document:
-        parsed.append(text)
+        calls.append(file)
         return real(text, file, allow_list=allow_list)
 
     monkeypatch.setattr(yamlio, "parse_document", counting)
+    return calls
+
+
+def test_a_file_read_again_is_parsed_once_and_never_shared(
+    tmp_path: Path, parsed: list[str]
+) -> None:
+    """A shared trait file read by every buddy is parsed once per text; each reader gets
+    its own data, and an edited file is parsed again."""
     path = tmp_path / "calm.yaml"
     path.write_text("habits: [喝茶]\n", encoding="utf-8")
     first, second = load_document(path), load_document(path)
@@ -329,3 +335,20 @@ def test_a_file_read_again_is_parsed_once_and_never_shared(
     fourth = load_document(path)
     assert isinstance(fourth, Document) and fourth.data == {"habits": ["跑步"]}
     assert len(parsed) == 2
+
+
+@pytest.mark.parametrize(("extra", "parses"), [(0, 1), (1, 2)])
+def test_only_files_up_to_64_kib_are_kept_parsed(
+    tmp_path: Path, parsed: list[str], extra: int, parses: int
+) -> None:
+    """The parse cache keeps texts up to ``_PARSED_TEXT_MAX`` characters, so it stays small."""
+    from buddy.manifest import yamlio
+
+    assert yamlio._PARSED_TEXT_MAX == 64 * 1024
+    head = "note: "
+    path = tmp_path / "big.yaml"
+    path.write_text(head + "x" * (64 * 1024 - len(head) - 1 + extra) + "\n", encoding="utf-8")
+    assert len(path.read_text(encoding="utf-8")) == 64 * 1024 + extra
+    for _ in range(2):
+        assert isinstance(load_document(path), Document)
+    assert len(parsed) == parses

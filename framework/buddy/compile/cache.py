@@ -28,7 +28,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from buddy.compile.project import find_project_root, read_file, searched, write_atomically
+from buddy.compile.project import find_project_root, read_file, searched, write_cache
 
 if TYPE_CHECKING:
     from buddy.compile.blueprint import Blueprint
@@ -161,5 +161,5 @@ def _write(target: Path, blueprint: Blueprint) -> None:
     if taken is None:
         return
     data = pickle.dumps((taken, blueprint), pickle.HIGHEST_PROTOCOL)
-    if not write_atomically(target, data):  # a read-only checkout compiles every time
+    if not write_cache(target, data):  # a read-only checkout compiles every time
         log.debug("cannot write the compiled-buddy cache %s", target)

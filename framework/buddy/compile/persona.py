@@ -44,7 +44,7 @@ from jinja2.sandbox import SandboxedEnvironment
 from jinja2.utils import generate_lorem_ipsum
 from jinja2.visitor import NodeTransformer
 
-from buddy.compile.project import find_project_root, resolved, write_atomically
+from buddy.compile.project import find_project_root, resolved, write_cache
 
 __all__ = [
     "EXAMPLE_NOW",
@@ -171,7 +171,7 @@ class _TemplateCache(jinja2.BytecodeCache):
         self._remember(bucket)
         file = self.files.get(bucket.key)
         if file is not None:
-            write_atomically(file, bucket.bytecode_to_string())
+            write_cache(file, bucket.bytecode_to_string())
 
     def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:  # pragma: no cover
         raise NotImplementedError  # get_bucket does it

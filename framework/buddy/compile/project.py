@@ -39,7 +39,7 @@ __all__ = [
     "searched",
     "size_text",
     "unmarked_root_note",
-    "write_atomically",
+    "write_cache",
 ]
 
 ROOT_MARKERS = (".git", "pyproject.toml")
@@ -204,13 +204,20 @@ def size_text(limit: int) -> str:
     return f"{limit // (1024 * 1024)} MiB" if limit % (1024 * 1024) == 0 else f"{limit} bytes"
 
 
-def write_atomically(target: Path, data: bytes) -> bool:
-    """Write ``data`` to ``target`` (its folder made if missing) so that a reader sees
-    the old file or the new one, never half of one; ``False`` when it cannot be written
-    (a read-only checkout, a file where the folder would go): a cache is then not kept."""
+def write_cache(target: Path, data: bytes) -> bool:
+    """Write the cache file ``target`` so that a reader sees the old file or the new one,
+    never half of one; ``False`` when it cannot be written (a read-only checkout, a file
+    where the folder would go): the cache is then not kept.
+
+    A cache folder this makes gets a ``.gitignore`` of ``*`` (as pytest and mypy do for
+    theirs), so a cache beside a shared template never shows up as untracked.
+    """
     temporary = target.with_name(f"{target.name}.{os.getpid()}.tmp")
     try:
-        target.parent.mkdir(exist_ok=True)
+        if not target.parent.is_dir():
+            with contextlib.suppress(FileExistsError):  # another process made it meanwhile
+                target.parent.mkdir()
+                (target.parent / ".gitignore").write_text(_CACHE_IGNORE, encoding="utf-8")
         temporary.write_bytes(data)
         os.replace(temporary, target)
     except OSError:
@@ -218,3 +225,6 @@ def write_atomically(target: Path, data: bytes) -> bool:
             temporary.unlink()
         return False
     return True
+
+
+_CACHE_IGNORE = "# made by buddy: caches, never committed\n*\n"

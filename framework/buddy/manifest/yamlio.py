@@ -534,7 +534,8 @@ def load_document(
             parsed = parse_document(text, file, allow_list=allow_list)
         except ParseError as exc:
             return exc.issue
-        _PARSED[key] = parsed
+        if len(text) <= _PARSED_TEXT_MAX:
+            _PARSED[key] = parsed
         while len(_PARSED) > _PARSED_MAX:
             del _PARSED[next(iter(_PARSED))]
     # Each caller gets its own data: a compile may merge into it.
@@ -562,6 +563,7 @@ def _copy(value: Any) -> Any:
 # compared every time, so an edited file is parsed again).
 _PARSED: dict[tuple[str, bool, str], Document] = {}
 _PARSED_MAX = 256
+_PARSED_TEXT_MAX = 64 * 1024  # larger files are not kept: 256 of them stay a few MiB
 
 
 def _read_text(path: Path, file: str, code: str) -> str | Issue:
