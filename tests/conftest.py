@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from buddy.capabilities import AUTOLOAD_OFF
+from buddy.extend import AUTOLOAD_OFF
 
 # Capabilities installed in the environment do not join the suite's buddies (as pytest's
 # PYTEST_DISABLE_PLUGIN_AUTOLOAD): a test that wants one registers it (tests/capabilities).

@@ -3,8 +3,10 @@ has changed, never stale, never in the way."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -85,7 +87,7 @@ def test_a_second_load_is_answered_from_the_cache(manifest: Path, compiles: Comp
     assert compiles.count == 1
     assert cache.cache_file(manifest, None, None).is_file()
     assert second.tools == first.tools
-    assert second.resources == first.resources
+    assert second.sections["resources"] == first.sections["resources"]
     assert second.files == first.files
     assert second.persona.files == first.persona.files
     assert second.persona.render(kind="group") == first.persona.render(kind="group")
@@ -122,6 +124,68 @@ def test_a_changed_dependency_is_compiled_again(
     assert compiles.count == 2
 
 
+ORIGINAL = {
+    "orig/buddy.yaml": "name: orig\ntitle: Original\nmodel: test\npersona:\n  template: p.md.j2\n",
+    "orig/p.md.j2": "我是{{ buddy.title }}。\n",
+}
+
+
+def _original(folder: Path) -> Path:
+    """``buddy init orig``: a buddy folder that is its own project (no marker above it)."""
+    for name, text in ORIGINAL.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text, encoding="utf-8")
+    return folder / "orig"
+
+
+def _copy_with_title(folder: Path, title: str) -> Path:
+    """``cp -r orig copy`` (its ``__pycache__`` too), then a new title in the copy."""
+    copy = folder / "copy"
+    shutil.copytree(folder / "orig", copy)
+    assert list((copy / "__pycache__").glob("buddy.*.blueprint"))  # the original's cache
+    manifest = copy / "buddy.yaml"
+    manifest.write_text(
+        manifest.read_text(encoding="utf-8").replace("Original", title), encoding="utf-8"
+    )
+    return copy
+
+
+def test_a_copied_folder_loads_the_copy_not_the_original(
+    tmp_path: Path, compiles: Compiles
+) -> None:
+    """A cache copied along with its folder was taken from another folder's files: the
+    copy compiles its own manifest, and the original keeps its own cache."""
+    original = buddy.load(_original(tmp_path))
+    copy = _copy_with_title(tmp_path, "Copycat")
+    blueprint = buddy.load(copy)
+    assert (blueprint.title, blueprint.manifest.resolve()) == ("Copycat", copy / "buddy.yaml")
+    assert blueprint.persona.render() == "我是Copycat。\n"
+    assert set(blueprint.files).isdisjoint(original.files)
+    assert compiles.count == 2
+    assert buddy.load(copy).title == "Copycat"  # now from the copy's own cache
+    assert buddy.load(tmp_path / "orig").title == "Original"
+    assert compiles.count == 2
+
+
+def test_a_chat_in_a_copied_folder_greets_as_the_copy(
+    tmp_path: Path,
+    compiles: Compiles,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`buddy chat copy` after `buddy chat orig` and `cp -r orig copy` is the copy's buddy."""
+    from buddy.cli.main import main
+
+    _original(tmp_path)
+    for folder in ("orig", "copy"):
+        if folder == "copy":
+            _copy_with_title(tmp_path, "Copycat")
+        monkeypatch.setattr(sys, "stdin", io.StringIO("/quit\n"))
+        assert main(["chat", str(tmp_path / folder), "--model", "offline"]) == 0
+    out = capsys.readouterr().out
+    assert "和 Original 聊天" in out and "和 Copycat 聊天" in out, out
+
+
 def test_a_new_file_that_shadows_a_template_is_seen(
     manifest: Path, write: Write, compiles: Compiles
 ) -> None:
@@ -134,9 +198,9 @@ def test_a_new_file_that_shadows_a_template_is_seen(
 
 def test_a_new_resource_is_indexed(manifest: Path, write: Write, compiles: Compiles) -> None:
     """A resource file added after the cache was written appears in the index."""
-    assert [r.path for r in buddy.load(manifest).resources] == ["notes.md"]
+    assert [r.path for r in buddy.load(manifest).sections["resources"]] == ["notes.md"]
     write({"resources/more.md": "more\n"})
-    assert [r.path for r in buddy.load(manifest).resources] == ["more.md", "notes.md"]
+    assert [r.path for r in buddy.load(manifest).sections["resources"]] == ["more.md", "notes.md"]
     assert compiles.count == 2
 
 

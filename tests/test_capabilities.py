@@ -13,7 +13,9 @@ import httpx
 import pytest
 
 import buddy
-from buddy.capabilities import (
+from buddy.compile.render import render_markdown, view
+from buddy.errors import CapabilityError, PlatformError
+from buddy.extend import (
     AUTOLOAD_OFF,
     BUILTINS,
     Capability,
@@ -29,11 +31,9 @@ from buddy.capabilities import (
     register_module,
     registry,
 )
-from buddy.capabilities import plugin as capabilities
-from buddy.compile.render import render_markdown, view
-from buddy.errors import CapabilityError, PlatformError
+from buddy.extend import manager as capabilities
 from buddy.testing import TestModel, call
-from buddy.testing.local import LocalPlatform
+from buddy.testing.local import LocalPlatform, running_buddy
 from tests.capabilities.echo.conversation import Echo
 from tests.capabilities.echo.tools import ECHO_CHARS
 from tests.conftest import MINIMAL, REPO, Write
@@ -260,7 +260,7 @@ def _tool(name: str = "x_do", **changes: object) -> PlatformTool:
 @pytest.mark.parametrize(
     ("capability", "problem"),
     [
-        ("not a capability", "CAPABILITY must be a buddy.capabilities.Capability, not str"),
+        ("not a capability", "CAPABILITY must be a buddy.extend.Capability, not str"),
         (Capability("X", "x"), "name 'X' must match"),
         (Capability("x", ""), "title is empty"),
         (Capability("x", "x", [_tool()]), "tools must be a tuple of PlatformTool"),  # type: ignore[arg-type]
@@ -282,7 +282,7 @@ def _tool(name: str = "x_do", **changes: object) -> PlatformTool:
             Capability("x", "x", playground="x.panel"),
             "playground 'x.panel' must be 'module:function'",
         ),
-        (Capability("x", "x", section="data"), "section must be a buddy.capabilities.Section"),  # type: ignore[arg-type]
+        (Capability("x", "x", section="data"), "section must be a buddy.extend.Section"),  # type: ignore[arg-type]
         (Capability("x", "x", events=("tick",)), "events[0] must be an EventKind, not str"),  # type: ignore[arg-type]
         (Capability("x", "x", uses=("x.do",)), "uses[0] must be a Uses, not str"),  # type: ignore[arg-type]
         (
@@ -454,6 +454,25 @@ async def test_the_third_party_route_is_authenticated_like_every_other(with_echo
         assert (await post(ours["token"])).json() == {"text": "你好", "count": 1}
         schema = (await platform.http.get("/openapi.json")).json()
         assert "/internal/v1/echo" in schema["paths"]
+
+
+async def test_the_third_party_event_type_becomes_a_turn(with_echo: None, write: Write) -> None:
+    # The platform delivers an `echo_ping` event over the gateway: the echo capability's
+    # EventKind gives the model its message, and the reply is committed and shown.
+    blueprint = buddy.load(write({"buddy.yaml": MINIMAL}))
+    model = TestModel(["在的。"])
+    async with LocalPlatform(sockets=False) as platform:
+        token = (await platform.register("case"))["dev_token"]
+        conv = (await platform.conversation("case-dev"))["id"]
+        async with running_buddy(platform, blueprint, model, token):
+            event = await platform.emit("case-dev", "echo_ping", conv, {"text": "有人吗"})
+            await platform.wait_acked("case-dev", event, timeout=10)
+        (turn,) = await platform.turns(conv)
+        transcript = await platform.transcript(conv)
+    assert model.requests[0].messages[-1].content == "[回声敲门] 有人吗"
+    assert (turn["event_id"], turn["event_type"], turn["reply"]) == (event, "echo_ping", "在的。")
+    assert turn["proactive"] is False  # its kind is not unasked
+    assert [m["body"]["text"] for m in transcript if m["sender"] == "buddy"] == ["在的。"]
 
 
 def test_a_capability_whose_platform_part_is_wrong_is_named(
@@ -650,7 +669,7 @@ def test_without_the_capability_its_scenario_words_are_unknown(write: Write) -> 
 
 
 def test_a_facade_that_is_not_a_bound_part_is_named() -> None:
-    from buddy.platform.conversation import Conversation, Resources
+    from buddy.platform.conversation import Conversation
     from buddy.runtime.agent import DetachedClient
 
     with pytest.raises(CapabilityError) as caught:
@@ -658,9 +677,8 @@ def test_a_facade_that_is_not_a_bound_part_is_named() -> None:
             DetachedClient(),
             "c",
             "private",
-            Resources({}),
             facades=[("echo", "tests.capabilities.echo.tools:obj")],
         )
     assert str(caught.value) == (
-        "capability tests.capabilities.echo.tools:obj: facade is not a buddy.capabilities.turn.Bound"
+        "capability tests.capabilities.echo.tools:obj: facade is not a buddy.extend.turn.Bound"
     )

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 import buddy
-from buddy.capabilities import persona_layer
 from buddy.capabilities.memory.compiled import AutoMemory
 from buddy.capabilities.memory.prompt import card_text
 from buddy.compile.render import view
+from buddy.extend import persona_layer
 from buddy.testing import TestModel
 from tests.conftest import MINIMAL, REPO, Write
 
@@ -91,7 +91,7 @@ def test_the_layer_names_are_reserved_in_vars(write: Write) -> None:
 
 
 def test_the_card_keeps_whole_lines_within_its_length(write: Write) -> None:
-    memory = buddy.load(_companion(write, "hi")).memory
+    memory: AutoMemory = buddy.load(_companion(write, "hi")).sections["memory"]
     assert memory is not None
     nickname, allergy = memory.relations
     facts = [

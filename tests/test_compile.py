@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 import buddy
+from buddy.capabilities.data.compiled import declared
 from buddy.compile.platform_tools import covers_every_platform_tool
 from buddy.errors import ManifestError
 from tests.conftest import MINIMAL, Write
@@ -166,7 +167,7 @@ def test_data_declaration_is_expanded(write: Write) -> None:
             + "data:\n  requirements:\n    - {id: health.sleep, purpose: 调整作息}\n"
         }
     )
-    (req,) = buddy.load(path).data.requirements
+    (req,) = buddy.load(path).sections["data"].requirements
     assert (req.id, req.title, req.source, req.schema_version) == (
         "health.sleep",
         "睡眠",
@@ -182,7 +183,7 @@ def test_legacy_data_access_json(write: Write) -> None:
             "data-access.json": '{"requirements": [{"id": "health.steps", "purpose": "看看走了多少"}]}',
         }
     )
-    declaration = buddy.load(path).data
+    declaration = buddy.load(path).sections["data"]
     assert [r.id for r in declaration.requirements] == ["health.steps"]
     assert declaration.origin is not None
     assert declaration.origin.name == "data-access.json"
@@ -212,7 +213,7 @@ def test_data_declared_twice(write: Write) -> None:
 
 
 def test_no_declaration_uploads_empty(write: Write) -> None:
-    declaration = buddy.load(write({"buddy.yaml": MINIMAL})).data
+    declaration = declared(buddy.load(write({"buddy.yaml": MINIMAL})))
     assert declaration.requirements == ()
 
 
@@ -230,7 +231,7 @@ def test_resources_index_skips_like_the_runtime(write: Write) -> None:
             "resources/__pycache__/x.md": "h",
         }
     )
-    assert [r.path for r in buddy.load(path).resources] == ["a/z.md", "b.md"]
+    assert [r.path for r in buddy.load(path).sections["resources"]] == ["a/z.md", "b.md"]
 
 
 def test_named_resources_folder_must_exist(write: Write) -> None:
@@ -262,7 +263,7 @@ def test_extends_merges_deeply_and_resolves_paths_where_written(write: Write) ->
     blueprint = buddy.load(path)
     assert blueprint.persona.render() == "我是 一号，开心。"
     assert [t.name for t in blueprint.tools] == ["resource_list"]  # lists replace
-    assert [r.path for r in blueprint.resources] == ["a.md"]  # relative to base.yaml
+    assert [r.path for r in blueprint.sections["resources"]] == ["a.md"]  # relative to base.yaml
     assert blueprint.model.ref == "deepseek:deepseek-chat"
 
 
@@ -304,7 +305,7 @@ def test_widget_types_compile(write: Write) -> None:
         }
     )
     blueprint = buddy.load(path)
-    (widget,) = blueprint.widgets
+    (widget,) = blueprint.sections["widgets"]
     assert (widget.type, widget.title, widget.modules[0].name) == ("log", "日志", "runs")
     description = blueprint.tool("widget_write_record").description
     assert "log（日志）" in description
@@ -487,5 +488,30 @@ def test_a_deny_indented_under_another_key_of_its_rule(write: Write) -> None:
             "hook-kind",
             "`deny` is inside `when` (line 10), not a key of the rule",
             "indent it as a key of the rule, in line with `reason`",
+        )
+    ]
+
+
+def test_a_mapping_key_of_the_wrong_form_is_named_for_its_form(write: Write) -> None:
+    # `profiles:` keys are strings of a pattern: a key that breaks it is not told to be
+    # quoted; only a key that is not a string is.
+    bad = write({"buddy.yaml": MINIMAL + "profiles:\n  Dev: { model: test }\n"})
+    assert _issues(bad) == [
+        (
+            6,
+            3,
+            "pattern",
+            "the key `Dev` of `profiles` must match `^[a-z0-9][a-z0-9-]{0,62}$`",
+            "check the allowed characters and length",
+        )
+    ]
+    number = write({"buddy.yaml": MINIMAL + "  vars: { 1: x }\n"})
+    assert _issues(number) == [
+        (
+            5,
+            11,
+            "type",
+            "keys of `persona.vars` must be strings (got the number 1)",
+            "quote the key",
         )
     ]

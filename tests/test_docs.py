@@ -253,3 +253,52 @@ def test_the_docs_dev_session_is_real(tmp_path: Path) -> None:
     page = (DOCS / "playground.md").read_text(encoding="utf-8")
     start = page.split(f"```sh\n{command}\n```\n\n```text\n", 1)[1].split("\n```", 1)[0]
     assert _dev_normal(start.split("\n")) == _dev_normal(printed[:3])
+
+
+def test_the_python_testing_names_in_runtime_md_exist() -> None:
+    """runtime.md §11 names only what there is: each row's class or function (with the
+    parameters it shows), the `LocalPlatform` helpers, the model's and outcome's fields."""
+    import dataclasses
+    import inspect
+
+    import buddy.testing
+    import buddy.testing.local
+    from buddy.runtime.loop import TurnOutcome
+    from buddy.testing.local import LocalPlatform
+
+    text = (DOCS / "runtime.md").read_text(encoding="utf-8")
+    section = text.split("\n## 11. ", 1)[1].split("\n## ", 1)[0]
+    rows = re.findall(r"^\| `(?:buddy\.)?(\w+)\(([^)]*)\)` \|", section, re.M)
+    assert len(rows) >= 6
+    modules = (buddy, buddy.testing, buddy.testing.local)
+    for name, shown in rows:
+        owner = next((m for m in modules if hasattr(m, name)), None)
+        assert owner is not None, f"runtime.md §11 names `{name}`, which does not exist"
+        parameters = inspect.signature(getattr(owner, name)).parameters
+        for param in (p.split("=")[0].strip() for p in shown.split(",")):
+            assert param in ("", "*") or param in parameters, f"`{name}` has no `{param}`"
+    helpers = re.search(r"helpers that act as users: (.*?);", section, re.S)
+    assert helpers is not None
+    named = re.findall(r"`(\w+)`", helpers.group(1))
+    assert named and [n for n in named if not hasattr(LocalPlatform, n)] == []
+    model = buddy.testing.TestModel()
+    for attribute in re.findall(r"`model\.(\w+)", section):
+        assert hasattr(model, attribute), f"TestModel has no `{attribute}`"
+    outcome = re.search(r"The outcome of `Agent\.run` has (.*?)\.\n", section, re.S)
+    assert outcome is not None
+    fields = {f.name for f in dataclasses.fields(TurnOutcome)}
+    assert set(re.findall(r"`(\w+)`", outcome.group(1))) <= fields
+
+
+def test_runtime_md_says_what_ends_a_turn() -> None:
+    """§6 names every platform tool that ends a turn and the consent card sent from code
+    (`conversation.data_access.request` ends it too, tests/runtime/test_after_read.py);
+    nothing says only one of them does."""
+    from buddy.compile.platform_tools import ENDS_TURN
+
+    text = (DOCS / "runtime.md").read_text(encoding="utf-8")
+    bullet = re.search(r"^- \*\*A tool ended the turn\*\*.*?(?=^- )", text, re.S | re.M)
+    assert bullet is not None
+    assert all(f"`{name}`" in bullet.group(0) for name in ENDS_TURN)
+    assert "data_access.request" in bullet.group(0)
+    assert not re.search(r"[Oo]nly the \S+ \S+ ends the turn", text)

@@ -26,9 +26,9 @@ SHIPPED = "[preference, nickname, debt, allergy, household, training_goal]"
 
 @pytest.fixture
 def memory(write: Write) -> AutoMemory:
-    found = buddy.load(
+    found: AutoMemory | None = buddy.load(
         write({"buddy.yaml": MINIMAL + f"memory:\n  auto: true\n  relations: {SHIPPED}\n"})
-    ).memory
+    ).sections["memory"]
     assert found is not None
     return found
 
@@ -117,7 +117,7 @@ def test_only_the_first_characters_of_a_message_are_read(write: Write) -> None:
             "relations/fish.yaml": FISH,
         }
     )
-    fish = buddy.load(path).memory
+    fish = buddy.load(path).sections["memory"]
     assert fish is not None
     assert from_patterns(fish, "x" * (TEXT_CHARS - 1) + "鱼").facts  # the 2000th character
     assert not from_patterns(fish, "x" * TEXT_CHARS + "鱼").facts

@@ -35,7 +35,7 @@ def memory(write: Write) -> AutoMemory:
         MINIMAL
         + "memory:\n  auto: true\n  relations: [nickname, allergy, debt, household, preference]\n"
     )
-    found = buddy.load(write({"buddy.yaml": manifest})).memory
+    found: AutoMemory | None = buddy.load(write({"buddy.yaml": manifest})).sections["memory"]
     assert found is not None
     return found
 

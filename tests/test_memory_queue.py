@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 
 import pytest
 
-from buddy.capabilities.memory.queue import Extractions
+from buddy.capabilities.companion.queue import Extractions
 
 pytestmark = pytest.mark.anyio
 
@@ -117,3 +117,79 @@ async def test_drained_waits_for_every_conversation_and_jobs_added_meanwhile() -
     await asyncio.wait_for(jobs.drained(), 5)
     assert sorted(seen) == ["a", "b", "c"] and jobs.pending() == 0
     await asyncio.wait_for(jobs.drained(), 1)  # nothing left: at once
+
+
+class _Stop(BaseException):
+    """Not an ``Exception``: a signal to stop, as a framework's own cancellation is."""
+
+
+async def test_a_job_that_raises_cancellation_or_a_base_exception_is_not_swallowed() -> None:
+    jobs = Extractions()
+    after: list[str] = []
+
+    async def cancelled() -> None:
+        raise asyncio.CancelledError
+
+    async def stops() -> None:
+        raise _Stop
+
+    async def fine() -> None:
+        after.append("ok")
+
+    first = jobs.submit("c1", cancelled)
+    second = jobs.submit("c1", stops)
+    jobs.submit("c1", fine)
+    assert await jobs.settled("c1", timeout=1)
+    assert first.cancelled()
+    assert isinstance(second.exception(), _Stop)
+    assert after == ["ok"] and jobs.failures == 0 and jobs.pending() == 0  # not a failure
+
+
+@pytest.mark.parametrize("when", ["called", "awaited"])
+def test_keyboard_interrupt_in_a_job_reaches_the_loop(when: str) -> None:
+    # Its own event loop: the interrupt stops the loop it is raised in, as Ctrl-C should.
+    submitted: list[asyncio.Task[None]] = []
+
+    async def interrupted() -> None:
+        raise KeyboardInterrupt
+
+    def job() -> Awaitable[None]:
+        if when == "called":
+            raise KeyboardInterrupt
+        return interrupted()
+
+    async def main() -> None:
+        submitted.append(Extractions().submit("c1", job))
+        await asyncio.sleep(5)  # the interrupt ends this at once
+
+    with pytest.raises(KeyboardInterrupt):
+        asyncio.run(main())
+    task = submitted[0]
+    assert task.done() and (task.cancelled() or isinstance(task.exception(), KeyboardInterrupt))
+
+
+async def test_a_queued_job_cancelled_while_it_waits_keeps_the_order_of_the_rest() -> None:
+    jobs = Extractions()
+    gate = asyncio.Event()
+    seen: list[str] = []
+
+    def job(name: str) -> Callable[[], Awaitable[None]]:
+        async def run() -> None:
+            if name == "a":
+                await gate.wait()
+            seen.append(name)
+
+        return run
+
+    jobs.submit("c1", job("a"))
+    waiting = jobs.submit("c1", job("b"))
+    jobs.submit("c1", job("c"))
+    await asyncio.sleep(0.01)
+    waiting.cancel()  # "b" never runs: no new memory from its message
+    await asyncio.sleep(0.01)
+    assert seen == []  # "c" still waits for "a", which has not ended
+    assert not await jobs.settled("c1", timeout=0.01)  # no CancelledError for the caller
+    gate.set()
+    assert await jobs.settled("c1", timeout=1)
+    assert seen == ["a", "c"] and waiting.cancelled()
+    assert jobs.failures == 0 and jobs.pending() == 0

@@ -62,7 +62,7 @@ def _issues(path: Path) -> list[tuple[str, int, str]]:
 def test_the_shipped_specs_are_the_six_and_each_is_valid(write: Write) -> None:
     assert shipped_names() == SHIPPED_NAMES
     path = _memory(write, f"memory:\n  auto: true\n  relations: [{', '.join(SHIPPED_NAMES)}]\n")
-    memory = buddy.load(path).memory
+    memory = buddy.load(path).sections["memory"]
     assert memory is not None
     assert [r.name for r in memory.relations] == SHIPPED_NAMES
     for relation in memory.relations:
@@ -72,7 +72,7 @@ def test_the_shipped_specs_are_the_six_and_each_is_valid(write: Write) -> None:
 
 def test_the_seed_policies_are_kept(write: Write) -> None:
     path = _memory(write, "memory:\n  relations: [debt, nickname, preference]\n")
-    memory = buddy.load(path).memory
+    memory = buddy.load(path).sections["memory"]
     assert memory is not None
     debt, nickname, preference = memory.relations
     assert (debt.effect, debt.allow_negative, debt.conservation) == ("delta", False, "repayment")
@@ -88,7 +88,9 @@ def test_the_seed_policies_are_kept(write: Write) -> None:
 
 
 def test_a_time_to_live_is_seconds(write: Write) -> None:
-    memory = buddy.load(_memory(write, "memory:\n  relations: [household, training_goal]\n")).memory
+    memory = buddy.load(
+        _memory(write, "memory:\n  relations: [household, training_goal]\n")
+    ).sections["memory"]
     assert memory is not None
     assert [r.validity_seconds for r in memory.relations] == [180 * 86400, 90 * 86400]
 
@@ -97,7 +99,7 @@ def test_a_valid_project_spec_loads(write: Write) -> None:
     path = _memory(
         write, "memory:\n  relations: [relations/owes.yaml]\n", {"relations/owes.yaml": SPEC}
     )
-    memory = buddy.load(path).memory
+    memory = buddy.load(path).sections["memory"]
     assert memory is not None
     (owes,) = memory.relations
     assert owes.key == ("debtor", "item")  # the required slots but the value
@@ -173,7 +175,7 @@ def test_an_unknown_relation_suggests_a_shipped_one(write: Write) -> None:
 def test_a_project_spec_of_the_same_name_overrides_the_shipped_one(write: Write) -> None:
     own = SPEC.replace("relation: owes", "relation: debt")
     path = _memory(write, "memory:\n  relations: [debt]\n", {"personas/relations/debt.yaml": own})
-    memory = buddy.load(path).memory
+    memory = buddy.load(path).sections["memory"]
     assert memory is not None
     assert memory.relations[0].file == (path.parent / "personas/relations/debt.yaml").resolve()
     shown = view(buddy.load(path))["memory"]["relations"][0]["file"]
@@ -242,5 +244,5 @@ def test_render_shows_the_whole_policy(write: Write) -> None:
 
 def test_a_buddy_without_memory_renders_no_memory_section(write: Write) -> None:
     blueprint = buddy.load(_memory(write, ""))
-    assert blueprint.memory is None and "memory" not in view(blueprint)
+    assert blueprint.sections.get("memory") is None and "memory" not in view(blueprint)
     assert "## Memory" not in render_markdown(blueprint)

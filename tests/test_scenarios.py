@@ -209,6 +209,59 @@ def test_format_errors_are_located(
         assert any(hint in i.hint or hint in i.message for i in suite.issues), suite.issues
 
 
+KEY_MISTAKES = [
+    pytest.param(
+        "expect: { mood: { angry: 0.5 } }",
+        (3, 25, "unknown-key", "unknown key `angry`", "did you mean `anger`?"),
+        id="mood-near",
+    ),
+    pytest.param(
+        "expect: { mood: { calm: 0.5 } }",
+        (3, 25, "unknown-key", "unknown key `calm`", "allowed keys: anger, sadness, trust"),
+        id="mood-far",
+    ),
+    pytest.param(
+        "expect: { mood: { 1: 0.5 } }",
+        (3, 25, "unknown-key", "unknown key `1`", "allowed keys: anger, sadness, trust"),
+        id="mood-number",
+    ),
+    pytest.param(
+        "extract: { appraisal: { offense: 0.5 } }\n      user: 你好",
+        (3, 31, "unknown-key", "unknown key `offense`", "did you mean `offence`?"),
+        id="appraisal",
+    ),
+    pytest.param(
+        "expect: { memory: { '': x } }",
+        (3, 27, "length", "keys of `[0].steps[0].expect.memory` must not be empty", ""),
+        id="memory-empty-key",
+    ),
+    pytest.param(
+        "expect: { subscriptions: { 1: active } }",
+        (
+            3,
+            34,
+            "type",
+            "keys of `[0].steps[0].expect.subscriptions` must be strings (got the number 1)",
+            "quote the key",
+        ),
+        id="subscriptions-number-key",
+    ),
+]
+
+
+@pytest.mark.parametrize(("step", "issue"), KEY_MISTAKES)
+def test_a_wrong_key_is_named_for_what_is_wrong(
+    tmp_path: Path, step: str, issue: tuple[int, int, str, str, str]
+) -> None:
+    # A key outside a mapping's fixed keys is unknown (not "must be a string"), like a
+    # key outside a model's fields; only a key that is not a string is told to be quoted.
+    suite = _suite(tmp_path, f"- name: a\n  steps:\n    - {step}\n")
+    (found,) = suite.issues
+    line, column, code, message, hint = issue
+    assert (found.line, found.column, found.code, found.hint) == (line, column, code, hint)
+    assert found.message.startswith(message), found.message
+
+
 def test_every_problem_of_a_file_is_reported_at_once(tmp_path: Path) -> None:
     # A format error in one step does not hide the buddy-related errors of the others.
     text = (

@@ -95,6 +95,7 @@ def test_locations_are_one_based_for_values_and_keys(tmp_path: Path) -> None:
         ("a: 2026-13-45T00:00:00Z\n", "yaml-syntax", 1, 4),
         ("a: !!bool yes\n", "yaml-syntax", 1, 4),
         ("a: !!null x\n", "yaml-syntax", 1, 4),
+        ("a: *tag\n", "yaml-syntax", 1, 4),
     ],
 )
 def test_refused(tmp_path: Path, text: str, code: str, line: int, column: int) -> None:
@@ -182,6 +183,57 @@ SYNTAX = {
         "YAML: a second document starts here",
         "the file holds a single document: remove the `---` line, or what follows it",
     ),
+    "undefined-alias-named-like-a-tab": (
+        "a: *table\n",
+        (1, 4),
+        "YAML: `*table` refers to an anchor `&table` that is not defined before it",
+        "`*` starts an alias: quote the value if the `*` is meant as text",
+    ),
+    "duplicate-anchor": (
+        "a: &x 1\nb: &x 2\n",
+        (2, 4),
+        "YAML: the anchor `&x` is defined twice: first on line 1, column 4, and again here",
+        "give each anchor its own name (and each `*x` the name of the one it means), or"
+        " remove one `&x`",
+    ),
+    "colon-at-line-start": (
+        "name: x\n: oops\n",
+        (2, 1),
+        "YAML: this line starts with `:`, but no key comes before it",
+        "write the key before the `:` (`key: oops`); if `: oops` is text, quote the value it"
+        " belongs to",
+    ),
+    "colon-at-line-start-nested": (
+        "a:\n  b: 1\n  :\n",
+        (3, 3),
+        "YAML: this line starts with `:`, but no key comes before it",
+        "write the key before the `:` (`key: value`)",
+    ),
+    "tab-indenting-a-key": (
+        "character:\n\tcalm: 1\n",
+        (2, 1),
+        "YAML: a tab in the indentation",
+        "YAML indents with spaces only: replace the tab with spaces",
+    ),
+    "tab-after-spaces": (
+        "a:\n   \tb: 1\n",
+        (2, 4),
+        "YAML: a tab in the indentation",
+        "YAML indents with spaces only: replace the tab with spaces",
+    ),
+    "list-item-on-the-line-of-its-key": (
+        "name: x\ntools: - a\n",
+        (2, 8),
+        "YAML: a list item (`- `) cannot start on the line of its key `tools`",
+        "put each `- ` item on its own line below `tools:`, indented; if the `-` is text,"
+        ' quote the value: `tools: "- a"`',
+    ),
+    "tab-after-a-dash": (
+        "tools:\n  -\tx\n",
+        (2, 4),
+        "YAML: a tab (`\\t`) after `-`, where YAML needs a space",
+        "replace the tab with a space: `- x`",
+    ),
 }
 
 
@@ -202,6 +254,108 @@ def test_syntax_errors_say_the_likely_mistake(
     with pytest.raises(yaml.MarkedYAMLError) as caught:
         yaml.compose(text, Loader=yaml.SafeLoader)
     assert explain(caught.value, text) == (message, hint)
+
+
+@pytest.mark.parametrize(
+    "text", ["character:\tcalm\n", "character:\t{calm: 1}\n", "persona:\n  character:\tcalm\n"]
+)
+def test_a_tab_after_a_colon_is_said_as_a_tab(tmp_path: Path, text: str) -> None:
+    """libyaml reads a tab after `key:` as a space; PyYAML's own parser and older libyaml
+    refuse it. Said as the tab it is (never printed raw), with the fix: not "quote it"."""
+    if yaml.__with_libyaml__:
+        assert _data(tmp_path, text) == yaml.load(text, Loader=yaml.CSafeLoader)
+    with pytest.raises(yaml.MarkedYAMLError) as caught:
+        yaml.compose(text, Loader=yaml.SafeLoader)
+    mark = caught.value.problem_mark
+    libyaml_words = yaml.scanner.ScannerError(
+        "while scanning for the next token",
+        mark,
+        "found character that cannot start any token",
+        mark,
+    )
+    for exc in (caught.value, libyaml_words):
+        message, hint = explain(exc, text)
+        assert message == "YAML: a tab (`\\t`) after `character:`, where YAML needs a space"
+        assert hint.startswith("replace the tab with a space: `character: ")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a: @x\ty\n",
+        "a:\n\t\n  b: 1\n",
+        "a: x\n\ty\n",
+        "a: |\n  x\n\ty\n",
+        "- \t{x: 1}\n",
+        "? a\n:\tb\n",
+        "a:\t\t\n\tb: 1\n",
+        "a: 1\t\nb: 2\n",
+        'a: "x"\t# c\n',
+    ],
+)
+def test_no_message_prints_a_raw_tab(tmp_path: Path, text: str) -> None:
+    loaders: list[type[yaml.SafeLoader] | type[yaml.CSafeLoader]] = [yaml.SafeLoader]
+    if yaml.__with_libyaml__:
+        loaders.append(yaml.CSafeLoader)
+    for loader in loaders:
+        try:
+            yaml.compose(text, Loader=loader)
+        except yaml.MarkedYAMLError as exc:
+            message, hint = explain(exc, text)
+            assert "\t" not in message + hint, (message, hint)
+            assert "cannot start with `\\t`" not in message, message  # a tab is no value
+            mark = exc.problem_mark
+            assert mark is not None
+            if text.splitlines()[mark.line][: mark.column].strip():  # not in the indentation
+                assert "indentation" not in message, message
+    issue = _load(tmp_path, text)
+    if isinstance(issue, Issue):
+        assert "\t" not in issue.message + issue.hint, issue
+
+
+KEY_ANCHORS = {
+    "anchored-key-used-as-value": "name: x\n&t title: y1\ndescription: *t\n",
+    "anchored-nested-key": "a:\n  &k b: 1\nc: *k\n",
+    "alias-as-key": "a: &k b\n*k : 1\n",
+    "alias-as-nested-key": "a: &k b\nc:\n  *k : 1\n",
+    "alias-as-key-in-a-list-item": "a: &k b\nl:\n  - *k : 1\n",
+    "flow-mapping": "{&k a: 1, b: *k}\n",
+    "explicit-key": "? &k a\n: *k\n",
+    "key-as-its-own-value": "&k a: *k\n",
+    "integer-key": "&n 1: x\nv: *n\n",
+}
+
+
+@pytest.mark.parametrize("text", KEY_ANCHORS.values(), ids=list(KEY_ANCHORS))
+def test_anchors_and_aliases_on_keys_read_as_safe_load(tmp_path: Path, text: str) -> None:
+    assert _data(tmp_path, text) == yaml.safe_load(text)
+
+
+def test_an_alias_key_is_a_key_as_written_located_at_the_alias(tmp_path: Path) -> None:
+    """A key reads as its text whatever it resolves to (`true:` is the key "true"), through
+    an alias too; the anchored node read as a value keeps its type."""
+    doc = _load(tmp_path, "&b true: x\nv: *b\nw: &c 1.5\n*c : y\n")
+    assert isinstance(doc, Document)
+    assert doc.data == {"true": "x", "v": True, "w": 1.5, "1.5": "y"}
+    assert doc.keys[("1.5",)] == Loc(doc.file, 4, 1)
+
+
+@pytest.mark.parametrize(
+    ("text", "code", "where", "message"),
+    [
+        ("a: &m {x: 1}\n*m : 1\n", "yaml-syntax", (2, 1), "`*m` refers to a mapping"),
+        ("a: &s [1]\nb:\n  *s : 1\n", "yaml-syntax", (3, 3), "`*s` refers to a list"),
+        ("a: &m {*m : 1}\n", "yaml-alias-limit", (1, 8), "an alias refers to itself"),
+        ("a: &k b\nc: {b: 1, *k : 2}\n", "yaml-duplicate-key", (2, 11), "duplicate key 'b'"),
+    ],
+)
+def test_alias_keys_refused_located(
+    tmp_path: Path, text: str, code: str, where: tuple[int, int], message: str
+) -> None:
+    issue = _load(tmp_path, text)
+    assert isinstance(issue, Issue), issue
+    assert (issue.code, (issue.line, issue.column)) == (code, where), issue
+    assert message in issue.message, issue
 
 
 def test_alias_bomb_is_refused_at_the_first_alias(tmp_path: Path) -> None:

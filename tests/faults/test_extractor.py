@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 import buddy
-from buddy.capabilities.memory.layer import STATE_KEY, Companion
+from buddy.capabilities.companion.engine import STATE_KEY, Companion
 from buddy.platform.client import Backoff, HttpPlatformClient
 from buddy.testing import TestModel
 from buddy.testing.local import LocalPlatform, running_buddy

@@ -23,11 +23,11 @@ from typing import Any
 import pytest
 
 import buddy
+from buddy.capabilities.resources.conversation import Resources
 from buddy.capabilities.resources.limits import MAX_RESOURCE_BYTES, MAX_RESOURCES_BYTES
 from buddy.compile.compiler import check
 from buddy.errors import Issue, ManifestError
 from buddy.manifest.yamlio import MAX_DEPTH
-from buddy.platform.conversation import Resources
 from tests.conftest import MINIMAL, Write
 
 # A load of these small projects takes milliseconds; a FIFO read would block forever.
@@ -235,8 +235,8 @@ def test_widgets_and_data_symlinked_inside_the_project_still_work(
     (project / "data-access.json").symlink_to(project / "shared" / "data.json")
     blueprint, issues, _ = _check(project)
     assert issues == [] and blueprint is not None
-    assert [w.type for w in blueprint.widgets] == ["menu"]
-    assert [r.id for r in blueprint.data.requirements] == ["health.sleep"]
+    assert [w.type for w in blueprint.sections["widgets"]] == ["menu"]
+    assert [r.id for r in blueprint.sections["data"].requirements] == ["health.sleep"]
 
 
 # ------------------------------------------------------------------ 16. JSON nesting
@@ -329,7 +329,7 @@ def test_resource_size_limit_both_sides(write: Write, project: Path, size: int) 
         assert _codes(issues) == [("big.md", "file-too-large", 1, 1)]
     else:
         assert issues == [] and blueprint is not None
-        assert [r.size for r in blueprint.resources] == [size]
+        assert [r.size for r in blueprint.sections["resources"]] == [size]
 
 
 @pytest.mark.parametrize("extra", [0, 1])
@@ -347,7 +347,7 @@ def test_total_resource_limit_both_sides(write: Write, project: Path, extra: int
         assert str(MAX_RESOURCES_BYTES) in issues[0].message
     else:
         assert issues == [] and blueprint is not None
-        assert sum(r.size for r in blueprint.resources) == MAX_RESOURCES_BYTES
+        assert sum(r.size for r in blueprint.sections["resources"]) == MAX_RESOURCES_BYTES
 
 
 @pytest.mark.parametrize(
@@ -372,12 +372,12 @@ def test_a_fifo_is_refused_not_waited_on(write: Write, project: Path, name: str)
         (
             MINIMAL.replace("persona:\n", "persona:\n  traits: t.yaml\n"),
             "t.yaml",
-            "trait-not-found",
+            "file-not-regular",
         ),
         (
             "name: case\nmodel: test\npersona:\n  template: p.md.j2\n",
             "p.md.j2",
-            "template-not-found",
+            "file-not-regular",
         ),
     ],
     ids=["extends", "trait", "template"],
@@ -407,7 +407,7 @@ def test_the_runtime_reads_resources_under_the_same_rules(
     """A resource changed after the compile is refused when the buddy starts, not hung on."""
     path = write({"buddy.yaml": MINIMAL, "resources/a.md": "A", "resources/b.md": "B"})
     blueprint = buddy.load(path, cache=False)
-    assert Resources.load(blueprint.resources).read("b.md") == "B"
+    assert Resources.load(blueprint.sections["resources"]).read("b.md") == "B"
     target = project / "resources" / "b.md"
     target.unlink()
     if change == "fifo":
@@ -420,7 +420,7 @@ def test_the_runtime_reads_resources_under_the_same_rules(
         change, "resource-encoding"
     )
     with _no_hang(), pytest.raises(ManifestError) as refused:
-        Resources.load(blueprint.resources)
+        Resources.load(blueprint.sections["resources"])
     assert [(Path(i.file).name, i.code) for i in refused.value.issues] == [("b.md", code)]
 
 

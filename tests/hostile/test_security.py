@@ -29,6 +29,7 @@ from starlette.routing import Mount, WebSocketRoute
 
 import buddy
 from buddy.capabilities.memory.limits import MEMORY_TEXT_BYTES
+from buddy.capabilities.resources.conversation import Resources
 from buddy.capabilities.widgets.wire import RECORD_DATA_BYTES
 from buddy.compile.persona import (
     POWER_BITS_MAX,
@@ -38,7 +39,7 @@ from buddy.compile.persona import (
 )
 from buddy.errors import Issue, ManifestError, PlatformError, ResourceNotFoundError
 from buddy.platform.client import HttpPlatformClient
-from buddy.platform.conversation import Conversation, Resources
+from buddy.platform.conversation import Conversation
 from buddy.platform.dev.app import REQUEST_BODY_BYTES, create_app
 from buddy.platform.limits import MESSAGE_TEXT_CHARS
 from buddy.playground.app import attach
@@ -898,7 +899,7 @@ def resources(write: Write, project: Path) -> Resources:
     (project / "resources" / "leak.md").symlink_to(project / "outside" / "secret.md")
     (project / "resources" / "linked").symlink_to(project / "outside")
     blueprint = buddy.load(path)
-    return Resources.load(blueprint.resources)
+    return Resources.load(blueprint.sections["resources"])
 
 
 ESCAPES = [
@@ -942,7 +943,8 @@ async def test_the_resource_read_tool_refuses_the_same_names(
 
     tools = build_tools(buddy.load(project / "buddy.yaml"))
     client = HttpPlatformClient("http://127.0.0.1:9", "unused")
-    conversation = RuntimeConversation(client, "c_1", "private", resources)
+    conversation = RuntimeConversation(client, "c_1", "private")
+    conversation.resource.shelf = resources
     try:
         for name in ESCAPES:
             with pytest.raises(ResourceNotFoundError):
@@ -955,7 +957,7 @@ async def test_the_resource_read_tool_refuses_the_same_names(
 
 async def _bound(world: World, identity: str) -> tuple[Conversation, HttpPlatformClient]:
     client = HttpPlatformClient(BASE, world.tokens[identity], http=world.http)
-    return Conversation(client, world.conversations[identity], "private", Resources({})), client
+    return Conversation(client, world.conversations[identity], "private"), client
 
 
 @pytest.mark.anyio

@@ -259,7 +259,7 @@ async def test_another_models_step_turns_thinking_off_for_the_request() -> None:
 async def test_a_turn_that_read_data_passes_back_the_placeholder_later(write: Write) -> None:
     # A stored step whose reasoning was redacted still carries reasoning_content in later
     # turns (DeepSeek refuses it missing): the redaction placeholder, never the text.
-    from buddy.runtime.server import records_to_messages
+    from buddy.runtime.history import records_to_messages
 
     record = {
         "user_text": "我昨晚睡得怎么样",

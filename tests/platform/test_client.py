@@ -8,9 +8,10 @@ import httpx
 import pytest
 
 import buddy
+from buddy.capabilities.resources.conversation import Resources
 from buddy.errors import PlatformError, ResourceNotFoundError
 from buddy.platform.client import Backoff, HttpPlatformClient
-from buddy.platform.conversation import Conversation, Resources
+from buddy.platform.conversation import Conversation
 from tests.conftest import REPO
 from tests.platform.conftest import Dev
 
@@ -77,7 +78,7 @@ def test_backoff_is_jittered_exponential_and_capped() -> None:
 
 def test_resources_are_read_once_with_the_skip_rules(tmp_path: Path) -> None:
     blueprint = buddy.load(REPO / "manifests" / "aunt-tu")
-    resources = Resources.load(blueprint.resources)
+    resources = Resources.load(blueprint.sections["resources"])
     assert resources.list() == sorted(resources.list())
     assert "recipes/hongshao-rou.md" in resources.list()
     assert "红烧肉" in resources.read("recipes/hongshao-rou.md")
@@ -89,7 +90,7 @@ def test_resources_are_read_once_with_the_skip_rules(tmp_path: Path) -> None:
 
 async def test_conversation_object_binds_the_capabilities(dev: Dev) -> None:
     conv = await dev.conversation("group")
-    conversation = Conversation(_client(dev), conv["id"], "group", Resources({}))
+    conversation = Conversation(_client(dev), conv["id"], "group")
     assert (conversation.id, conversation.kind) == (conv["id"], "group")
     assert conversation.resource.list() == []
     assert conversation.proactive.is_running() is False

@@ -11,7 +11,7 @@ import pytest
 import buddy
 from buddy.errors import PlatformError
 from buddy.platform.client import HttpPlatformClient
-from buddy.platform.conversation import Conversation, Resources
+from buddy.platform.conversation import Conversation
 from tests.conftest import REPO
 from tests.platform.conftest import Dev
 
@@ -48,7 +48,7 @@ async def _conversation(
     live: Dev, client: HttpPlatformClient, kind: str = "private"
 ) -> Conversation:
     info = await live.conversation(kind)
-    return Conversation(client, info["id"], kind, Resources({}))  # type: ignore[arg-type]
+    return Conversation(client, info["id"], kind)  # type: ignore[arg-type]
 
 
 async def test_memory(live: Dev, client: HttpPlatformClient) -> None:
@@ -132,7 +132,7 @@ async def test_widgets(live: Dev, client: HttpPlatformClient) -> None:
 async def test_data_access(live: Dev, client: HttpPlatformClient) -> None:
     blueprint = buddy.load(REPO / "manifests" / "cardio")
     requirements: list[dict[str, Any]] = [
-        {"id": r.id, "purpose": r.purpose} for r in blueprint.data.requirements
+        {"id": r.id, "purpose": r.purpose} for r in blueprint.sections["data"].requirements
     ]
     await client.request("PUT", "data-access/declaration", body={"requirements": requirements})
     conversation = await _conversation(live, client)

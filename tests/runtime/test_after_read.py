@@ -118,7 +118,7 @@ async def test_cardio_reads_then_writes_its_training_log_by_default(
     platform: LocalPlatform,
 ) -> None:
     cardio = buddy.load(REPO / "manifests" / "cardio")
-    assert cardio.data.after_read == "platform"
+    assert cardio.sections["data"].after_read == "platform"
     run = {"date": "2026-11-30", "distance_km": 5, "duration_min": 30}
     results = await _run_log_flow(
         platform, cardio, "cardio", _log_flow("training-log", "runs", run)
@@ -144,7 +144,7 @@ async def test_after_read_strict_refuses_widget_writes_and_subscriptions(
         "widgets/log/schema.json": json.dumps(LOG_WIDGET),
     }
     blueprint = buddy.load(write(manifest))
-    assert blueprint.data.after_read == (after_read or "platform")
+    assert blueprint.sections["data"].after_read == (after_read or "platform")
     model = _log_flow("log", "nights", {"note": "睡得好"})
     results = await _run_log_flow(platform, blueprint, "logger", model)
     errors = [s.get("is_error", False) for s in results[1:]]

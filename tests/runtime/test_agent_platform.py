@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 import buddy
-from buddy.errors import PlatformError, ToolError
-from buddy.platform.conversation import Conversation, Resources
+from buddy.errors import PlatformError
+from buddy.platform.conversation import Conversation
 from buddy.platform.dev.inprocess import BUDDY_ID
 from buddy.runtime.agent import DetachedClient
 from buddy.testing import TestModel
@@ -89,18 +89,19 @@ async def test_a_record_that_breaks_its_schema_is_refused_with_its_reason(
     write: Write,
 ) -> None:
     # Checked against the module's schema before the request (issue 14): Python code gets
-    # the field and the rule, not the platform's bare 400.
+    # the field and the rule, not the platform's bare 400 — raised as that 400 would be.
     async with buddy.Agent(_logger(write), TestModel()) as agent:
         widget = agent.conversation.widget
         created = await widget.create("log", "这周")
-        with pytest.raises(ToolError) as caught:
+        with pytest.raises(PlatformError) as caught:
             await widget.write_record(created["id"], "nights", "r1", {"note": 3})
-    assert "`data.note` 应为文本，收到 3" in str(caught.value)
+    assert caught.value.status == 400
+    assert "`data.note` 应为文本，收到 3" in caught.value.reason
 
 
 async def test_calls_made_in_parallel_on_a_fresh_client_share_one_conversation() -> None:
     client = DetachedClient()
-    memory = Conversation(client, "local-1", "private", Resources({})).memory
+    memory = Conversation(client, "local-1", "private").memory
     try:
         await asyncio.gather(*(memory.write(f"k{i}", "x") for i in range(5)))
         assert [e["key"] for e in await memory.list()] == [f"k{i}" for i in range(5)]

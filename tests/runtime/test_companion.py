@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 import buddy
-from buddy.capabilities.memory import layer as layer_module
-from buddy.capabilities.memory.layer import (
+from buddy.capabilities.companion import engine as layer_module
+from buddy.capabilities.companion.engine import (
     CONFIRM_NO,
     CONFIRM_YES,
     LORE_KEY,
@@ -22,6 +22,7 @@ from buddy.capabilities.memory.layer import (
     STATE_KEY,
     Companion,
 )
+from buddy.errors import ToolError
 from buddy.models.base import Model, ModelRequest, ModelResponse
 from buddy.testing import TestModel, call
 from tests.conftest import REPO, Write
@@ -414,3 +415,33 @@ async def test_a_profile_or_an_override_replaces_the_extractor_too(
         assert extractor is not None and extractor.name.split(":")[0] in ("test", "offline")
     assert not [r for r in caplog.records if "extractor cannot be used" in r.getMessage()]
     assert buddy.load(path).model_origin == "manifest"
+
+
+async def test_the_engine_stores_through_the_conversations_own_memory_part(
+    write: Write, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The engine's writes go through ``conversation.memory`` — the part that enforces the
+    one-turn data rule — and a write it refuses (a turn that read user data began
+    meanwhile) is made by the next save, not lost."""
+    path = _project(write, "memory:\n  auto: true\n  relations: [nickname]\n", character=False)
+    model = TestModel(["好的小鱼。", "嗯。"])
+    async with buddy.Agent(buddy.load(path), model, layer_model=TestModel([])) as agent:
+        part = agent.conversation.memory
+        written: list[str] = []
+        refuse = [True]
+        real = part.write_reserved
+
+        async def write_reserved(key: str, text: str) -> None:
+            if refuse[0]:
+                refuse[0] = False
+                raise ToolError("这一轮已经读过用户授权的数据")
+            written.append(key)
+            await real(key, text)
+
+        monkeypatch.setattr(part, "write_reserved", write_reserved)
+        await agent.run("叫我小鱼")
+        await agent.settled()
+        assert not refuse[0]  # the first write was refused …
+        facts = [k for k in written if k.startswith("auto:nickname:")]
+        assert len(facts) == 1  # … and the turn's own save after the commit made it
+        assert facts[0] in await _stored(agent)

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 import buddy
-from buddy.capabilities.memory.layer import STATE_KEY
+from buddy.capabilities.companion.engine import STATE_KEY
 from buddy.platform.client import Backoff, HttpPlatformClient
 from buddy.testing import Reply, TestModel, call
 from buddy.testing.local import LocalPlatform, running_buddy

@@ -14,7 +14,7 @@ import pytest
 import buddy
 from buddy.capabilities.data.scenario import answer_card
 from buddy.models.base import ModelRequest, ModelResponse
-from buddy.runtime import server as server_module
+from buddy.runtime import history as history_module
 from buddy.testing import FunctionModel, TestModel, call
 from buddy.testing.local import LocalPlatform, running_buddy
 from tests.conftest import REPO
@@ -258,8 +258,8 @@ async def test_consent_flow(platform: LocalPlatform) -> None:
 async def test_compaction_writes_a_summary_that_a_rebuilt_conversation_sees(
     platform: LocalPlatform, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(server_module, "COMPACT_AFTER_TURNS", 3)
-    monkeypatch.setattr(server_module, "KEEP_RECENT_TURNS", 1)
+    monkeypatch.setattr(history_module, "COMPACT_AFTER_TURNS", 3)
+    monkeypatch.setattr(history_module, "KEEP_RECENT_TURNS", 1)
     token, conv = await _setup(platform, "aunt-tu")
     async with running_buddy(platform, AUNT, TestModel([f"回复{i}" for i in range(6)]), token):
         for i in range(6):
@@ -316,10 +316,10 @@ async def test_declared_subscriptions_follow_the_manifest_but_respect_closing(
     # A rebuilt conversation (new process) with a changed declaration: the active one is
     # updated, the closed one stays closed.
     proactive = dataclasses.replace(
-        CARDIO.proactive,
+        CARDIO.sections["proactive"],
         subscriptions=tuple(
             dataclasses.replace(s, daily_limit=5) if s.key in ("weekly-review", "post-run") else s
-            for s in CARDIO.proactive.subscriptions
+            for s in CARDIO.sections["proactive"].subscriptions
         ),
     )
     changed = dataclasses.replace(CARDIO, sections={**CARDIO.sections, "proactive": proactive})

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 import buddy
+from buddy.capabilities.resources.conversation import Resources
 from buddy.errors import ModelError
 from buddy.models.base import Message, Model, ModelRequest, ModelResponse
 from buddy.platform.client import HttpPlatformClient
-from buddy.platform.conversation import Resources
 from buddy.runtime.hooks import HookRunner
 from buddy.runtime.loop import MAX_STEPS, MODEL_FAILURE, STEP_LIMIT, AgentEvent, AgentLoop
 from buddy.runtime.state import RuntimeConversation, TurnState
@@ -74,7 +74,8 @@ def loop_parts(tmp_path: Path) -> tuple[buddy.Blueprint, RuntimeConversation]:
     (tmp_path / "plugins" / "t.py").write_text(PLUGIN)
     blueprint = buddy.load(tmp_path)
     client = HttpPlatformClient("http://127.0.0.1:9", "t")
-    conversation = RuntimeConversation(client, "c1", "private", Resources({"a.md": "A"}))
+    conversation = RuntimeConversation(client, "c1", "private")
+    conversation.resource.shelf = Resources({"a.md": "A"})
     return blueprint, conversation
 
 
@@ -139,7 +140,7 @@ async def test_deny_in_proactive_turns_only(
 ) -> None:
     blueprint, conversation = loop_parts
     for proactive, denied in ((False, False), (True, True)):
-        conversation.turn = TurnState(proactive=proactive)
+        conversation.turn = TurnState(unasked=proactive)
         model = TestModel([call("resource_list"), "done"])
         await _loop(blueprint, model).run("sys", [], Message("user", "hi"), conversation)
         result = model.requests[1].messages[-1]

@@ -11,14 +11,14 @@ import pytest
 
 import buddy
 from buddy.capabilities.widgets.records import record_problems
-from buddy.errors import ToolError
+from buddy.errors import PlatformError
 from buddy.testing import TestModel, call
 from tests.conftest import REPO
 
 pytestmark = pytest.mark.anyio
 
 AUNT = buddy.load(REPO / "manifests" / "aunt-tu")
-DISHES = next(m.record for t in AUNT.widgets for m in t.modules if m.name == "dishes")
+DISHES = next(m.record for t in AUNT.sections["widgets"] for m in t.modules if m.name == "dishes")
 
 
 @pytest.mark.parametrize(
@@ -63,11 +63,12 @@ async def test_a_record_is_refused_with_its_reason_before_any_request() -> None:
             return await calls(method, path, **kwargs)
 
         agent.client.request = counted  # type: ignore[method-assign]
-        with pytest.raises(ToolError) as refused:
+        with pytest.raises(PlatformError) as refused:
             await agent.conversation.widget.write_record(
                 widget, "dishes", "d1", {"name": "红烧肉", "day": 9, "meal": "晚"}
             )
-        assert str(refused.value) == (
+        assert (refused.value.status, refused.value.code) == (400, "record_schema_mismatch")
+        assert refused.value.reason == (
             f"记录不符合小挂件 {widget}（menu）的 dishes 模块：`data.day` 不能大于 7。改好 data 再调。"
         )
         assert seen == []  # refused here: the platform was not asked
@@ -77,11 +78,29 @@ async def test_a_widget_of_an_earlier_process_is_explained_after_the_platforms_4
     async with buddy.Agent(AUNT, TestModel([])) as agent:
         widget = (await agent.conversation.widget.create("menu", "菜单"))["id"]
         agent.conversation.widget._types = None  # as if created by another process
-        with pytest.raises(ToolError) as refused:
+        with pytest.raises(PlatformError) as refused:
             await agent.conversation.widget.write_record(
                 widget, "dishes", "d1", {"name": "红烧肉", "day": 1}
             )
-        assert "`data` 缺少必填字段 `meal`" in str(refused.value)
+        assert (refused.value.status, refused.value.code) == (400, "record_schema_mismatch")
+        assert "`data` 缺少必填字段 `meal`" in refused.value.reason
+
+
+async def test_code_written_to_the_contract_catches_a_bad_record_as_the_platforms_400() -> None:
+    async with buddy.Agent(AUNT, TestModel([])) as agent:
+        widget = (await agent.conversation.widget.create("menu", "菜单"))["id"]
+        caught: PlatformError | None = None
+        try:
+            await agent.conversation.widget.write_record(
+                widget, "dishes", "d1", {"name": "红烧肉", "day": 9, "meal": "晚"}
+            )
+        except PlatformError as exc:
+            if exc.status != 400:
+                raise
+            caught = exc
+        assert caught is not None and caught.code == "record_schema_mismatch"
+        assert "`data.day` 不能大于 7" in caught.reason
+        assert "`data.day` 不能大于 7" in str(caught)
 
 
 async def test_a_tool_call_gets_the_argument_error_and_a_platform_failure_stays_generic() -> None:
@@ -100,6 +119,7 @@ async def test_a_tool_call_gets_the_argument_error_and_a_platform_failure_stays_
         assert results[0]["is_error"] and '`data.meal` 只能是 "早"、"午"、"晚" 之一' in str(
             results[0]["content"]
         )
+        assert "平台请求失败" not in str(results[0]["content"])  # the reason is ours: shown
         assert results[1]["is_error"] and str(results[1]["content"]).startswith(
             "平台请求失败（HTTP 404）"
         )

@@ -16,7 +16,7 @@ cards, memory, user data, widgets, proactive service — kept in its own package
     What each tool does at run time, bound to the ``conversation`` object; imported by
     the runtime on first use only.
 ``conversation.py``
-    Its part of the ``conversation`` object (a :class:`~buddy.capabilities.turn.Bound`),
+    Its part of the ``conversation`` object (a :class:`~buddy.extend.turn.Bound`),
     with what the one-turn data-visibility rule does to it; it speaks to the platform
     through the ``PlatformClient`` transport.
 ``startup.py``
@@ -35,11 +35,12 @@ cards, memory, user data, widgets, proactive service — kept in its own package
     Its part of the playground: what its panel shows of a buddy (data in the page's
     state), and its script (its tab, its cards in the chat, how its events read).
 
-The core — manifest, compile, runtime, the platform transport and dev app, the
-playground, render — iterates :func:`registry` and names no capability's tool. The
-registry and the part types are in :mod:`buddy.capabilities.plugin`, re-exported here and
-imported on first use: a start from the compiled-buddy cache imports the compiled parts
-and the ``conversation`` parts of capabilities, never the registry. The built-ins are
+The contract these folders implement — :class:`~buddy.extend.Capability` and its parts,
+the hooks' signatures, the registry — is :mod:`buddy.extend`, below the core: the core —
+manifest, compile, runtime, the platform transport and dev app, testing — imports that and
+never this package, and names no capability. Its names are re-exported here for code
+written against ``buddy.capabilities``; a start from the compiled-buddy cache imports the
+compiled parts and the ``conversation`` parts of capabilities, never the registry. The built-ins are
 registered exactly as a third-party capability is: a module with ``CAPABILITY``, loaded
 by :func:`register_module` (the built-ins by the names in :data:`BUILTINS`, their
 ``capability`` modules, like pytest's own plugins; others through the ``buddy.capabilities``
@@ -52,123 +53,13 @@ where they are loaded (the dev platform's, a section's model).
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from buddy.capabilities.plugin import (
-        AUTOLOAD_OFF,
-        BUILTINS,
-        ENTRY_POINT_GROUP,
-        RESERVED_ATTRIBUTES,
-        RESERVED_EXPECT_KEYS,
-        RESERVED_SECTIONS,
-        RESERVED_STEP_KEYS,
-        Capability,
-        EventKind,
-        PlatformTool,
-        Registry,
-        Section,
-        SectionContext,
-        StepAction,
-        StepExpect,
-        ToolContext,
-        Uses,
-        data_tools,
-        declarative_uses,
-        event_kinds,
-        facades,
-        layers,
-        obj,
-        pages,
-        panels,
-        prompts,
-        register_module,
-        registry,
-        sections,
-        start,
-        step_actions,
-        step_expects,
-    )
-    from buddy.capabilities.turn import Layer
-    from buddy.compile.blueprint import Blueprint
-    from buddy.models.base import Model
-    from buddy.platform.api import PlatformClient
-
-__all__ = [
-    "AUTOLOAD_OFF",
-    "BUILTINS",
-    "ENTRY_POINT_GROUP",
-    "RESERVED_ATTRIBUTES",
-    "RESERVED_EXPECT_KEYS",
-    "RESERVED_SECTIONS",
-    "RESERVED_STEP_KEYS",
-    "Capability",
-    "EventKind",
-    "PlatformTool",
-    "Registry",
-    "Section",
-    "SectionContext",
-    "StepAction",
-    "StepExpect",
-    "ToolContext",
-    "Uses",
-    "conversation_layers",
-    "data_tools",
-    "declarative_uses",
-    "event_kinds",
-    "facades",
-    "layers",
-    "obj",
-    "pages",
-    "panels",
-    "persona_layer",
-    "prompts",
-    "register_module",
-    "registry",
-    "resolve",
-    "sections",
-    "start",
-    "step_actions",
-    "step_expects",
-]
-
-
-def resolve(reference: str) -> Any:
-    """The object a ``module:attribute`` reference of a capability part names (here, not
-    in :mod:`~buddy.capabilities.plugin`: a cached start resolves the ``conversation``
-    parts and needs no registry)."""
-    module, _, attribute = reference.partition(":")
-    return getattr(importlib.import_module(module), attribute)
-
-
-def persona_layer(blueprint: Blueprint, *, example: bool) -> dict[str, Any]:
-    """What persona templates see of the buddy's sections (``memory``, ``character``,
-    ``lore`` …), by key: a representative example (``buddy validate``, ``render``,
-    ``diff``), or a conversation's before anything is known. Read from the blueprint, so
-    a start from the cache needs no registry."""
-    return {
-        key: resolve(reference)(blueprint.sections[key], example)
-        for key, reference in blueprint.prompts
-        if key in blueprint.sections
-    }
-
-
-def conversation_layers(
-    blueprint: Blueprint, client: PlatformClient, model: Model, layer_model: Model | None
-) -> tuple[Layer, ...]:
-    """The conversation layers of the buddy's capabilities (``Capability.layer``) that it
-    declares something for, made for one running buddy. Read from the blueprint, so a
-    start from the cache needs no registry."""
-    made = (resolve(r)(blueprint, client, model, layer_model) for r in blueprint.layers)
-    return tuple(layer for layer in made if layer is not None)
+import buddy.extend
+from buddy.extend import __all__ as __all__
 
 
 def __getattr__(name: str) -> Any:
     if name in __all__:
-        from buddy.capabilities import plugin
-
-        value = getattr(plugin, name)
-        globals()[name] = value
-        return value
+        return getattr(buddy.extend, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -25,6 +25,7 @@ from buddy.cards.png import (
     text_chunk,
 )
 from buddy.cards.spec import SPECS, Card, Version, convert, validate_card
+from buddy.compile.project import not_regular
 from buddy.errors import CardError, PngError
 
 __all__ = [
@@ -56,6 +57,9 @@ def read_card(path: Path, shown: str | None = None) -> Card:
         CardError: The file cannot be read, or does not hold a valid card.
     """
     file = shown if shown is not None else str(path)
+    kind = not_regular(path)
+    if kind is not None:  # never opened: a FIFO would block the reader forever
+        raise CardError(file, [f"this file is {kind}, not a regular file"])
     try:
         size = path.stat().st_size
         if size > MAX_CARD_BYTES:

@@ -39,6 +39,7 @@ from buddy.cards.prompt import (
 )
 from buddy.cards.spec import PROMPT_FIELDS, Card, Version, blank_card, convert
 from buddy.compile.persona import EXAMPLE_NOW, PersonaRenderer, make_environment
+from buddy.compile.project import not_regular
 from buddy.errors import CardError, Issue, ManifestError, ParseError
 from buddy.manifest.schema import SLUG_PATTERN
 from buddy.manifest.yamlio import MAX_FILE_BYTES, load_document, parse_document
@@ -432,7 +433,8 @@ def export_card(directory: Path, version: Version | None = None) -> Exported:
 
     Raises:
         ManifestError: The buddy is invalid.
-        CardError: Its ``card.json`` is not a valid card, or the persona cannot be
+        CardError: Its ``card.json`` is not a valid card, its ``card.json`` or
+            ``card.png`` is not a regular file (a FIFO), or the persona cannot be
             rendered with the card macros.
     """
     from buddy.compile.compiler import check
@@ -442,7 +444,7 @@ def export_card(directory: Path, version: Version | None = None) -> Exported:
         raise ManifestError(issues)
     sidecar = blueprint.directory / SIDECAR
     warnings: list[str] = []
-    if sidecar.is_file():
+    if sidecar.exists():  # read_card refuses one that is not a regular file
         source = read_card(sidecar)
         warnings.extend(source.warnings)
     else:
@@ -493,6 +495,9 @@ def export_card(directory: Path, version: Version | None = None) -> Exported:
 
     target: Version = version or source.version
     image_file = blueprint.directory / CARD_IMAGE
+    kind = not_regular(image_file)
+    if kind is not None:  # never opened: a FIFO would block the reader forever
+        raise CardError(str(image_file), [f"this file is {kind}, not a regular file"])
     image = image_file.read_bytes() if image_file.is_file() else None
     return Exported(
         blueprint.name,

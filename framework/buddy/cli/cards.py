@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from buddy.compile.project import not_regular
 from buddy.errors import ManifestError
 
 if TYPE_CHECKING:
@@ -37,7 +38,7 @@ def import_card(file: str, parent_dir: str, name: str | None) -> int:
     """
     command = "import-card"
     path = Path(file)
-    if not path.is_file():
+    if not path.exists():  # read_card refuses one that is not a regular file
         _say(command, f"{file}: no such file")
         return EXIT_USAGE
     if name is not None and not re.fullmatch(_SLUG, name):
@@ -135,7 +136,7 @@ def export_card(
     command = "export-card"
     given = Path(path)
     manifest = given / "buddy.yaml" if given.is_dir() else given
-    if not manifest.is_file():
+    if not manifest.exists():  # the compile refuses one that is not a regular file
         _say(command, f"{path}: no buddy.yaml here")
         return EXIT_USAGE
     if fmt is None:
@@ -149,9 +150,13 @@ def export_card(
         return EXIT_USAGE
     base: bytes | None = None
     if image is not None:
-        if not Path(image).is_file():
+        if not Path(image).exists():
             _say(command, f"{image}: no such file")
             return EXIT_USAGE
+        kind = not_regular(Path(image))
+        if kind is not None:  # never opened: a FIFO would block the reader forever
+            _say(command, f"{image}: this file is {kind}, not a regular file")
+            return EXIT_INVALID
         base = Path(image).read_bytes()
 
     from buddy.cards import CardError, PngError, card_json, card_png

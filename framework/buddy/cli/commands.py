@@ -10,7 +10,8 @@ from collections.abc import Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
 
-from buddy.compile.project import searched
+from buddy.compile.cache import MAX_FILE_BYTES
+from buddy.compile.project import read_file, searched
 from buddy.errors import Issue
 
 __all__ = ["find_manifests", "is_base", "render", "schema", "schema_text", "shown", "validate"]
@@ -21,11 +22,15 @@ _ABSTRACT = re.compile(r"^abstract:[ \t]*true[ \t]*(?:#.*)?$", re.MULTILINE)
 
 
 def is_base(manifest: Path) -> bool:
-    """Whether ``manifest`` marks itself a base for ``extends`` (``abstract: true``)."""
-    try:
-        return bool(_ABSTRACT.search(manifest.read_text(encoding="utf-8", errors="replace")))
-    except OSError:
+    """Whether ``manifest`` marks itself a base for ``extends`` (``abstract: true``).
+
+    Read as the loader reads it (:func:`~buddy.compile.project.read_file`): a FIFO, device
+    or over-large file is not opened or not read, and is no base — validating it says why.
+    """
+    content = read_file(manifest, str(manifest), MAX_FILE_BYTES)
+    if isinstance(content, Issue):
         return False
+    return bool(_ABSTRACT.search(content.decode("utf-8", errors="replace")))
 
 
 def find_manifests(path: Path) -> Iterator[Path]:
@@ -69,7 +74,8 @@ def validate(paths: Sequence[str], fmt: str, *, profile: str | None, model: str 
         if not path.exists():
             print(f"buddy validate: {raw}: no such file or directory", file=sys.stderr)
             return 2
-        found = list(find_manifests(path))
+        # Any path but a directory is a manifest to check: a FIFO there is refused, located.
+        found = list(find_manifests(path)) if path.is_dir() else [path]
         if not found:
             print(f"buddy validate: {raw}: no buddy.yaml found", file=sys.stderr)
             return 2

@@ -105,7 +105,7 @@ def manifest_text(name: str, directory: Path, persona: str | None = None) -> str
 def _starter_tool() -> str:
     """The platform tool a new buddy lists as an example: the first registered one (the
     question card, from the first built-in capability), so this file names no tool."""
-    from buddy.capabilities import registry
+    from buddy.extend import registry
 
     return registry().tool_names()[0]
 

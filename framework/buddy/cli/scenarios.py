@@ -50,7 +50,13 @@ def _shown(path: Path) -> str:
 
 def _scenario_files(buddy_dir: Path) -> list[Path]:
     tests = buddy_dir / "tests"
-    found = {p for pattern in SCENARIO_GLOBS for p in tests.glob(pattern) if p.is_file()}
+    # Not only regular files: a FIFO there is refused by the reader, not skipped.
+    found = {
+        p
+        for pattern in SCENARIO_GLOBS
+        for p in tests.glob(pattern)
+        if p.exists() and not p.is_dir()
+    }
     return sorted(found)
 
 
@@ -70,7 +76,7 @@ def _targets(paths: Sequence[str]) -> dict[Path, list[Path]]:
         path = Path(raw)
         if not path.exists():
             raise _UsageError(f"{raw}: no such file or directory")
-        if path.is_file():
+        if not path.is_dir():  # a FIFO there too: the reader refuses it, located
             if path.name == "buddy.yaml":
                 add(path.parent, _scenario_files(path.parent))
             elif path.suffix in (".yaml", ".yml") and (path.parent.parent / "buddy.yaml").is_file():

@@ -15,11 +15,6 @@ from typing import TYPE_CHECKING, Any, Literal
 from buddy.models.base import ModelSpec
 
 if TYPE_CHECKING:
-    from buddy.capabilities.data.compiled import DataDeclaration
-    from buddy.capabilities.memory.compiled import AutoMemory
-    from buddy.capabilities.proactive.compiled import ProactiveSpec
-    from buddy.capabilities.resources.compiled import Resource
-    from buddy.capabilities.widgets.compiled import WidgetType
     from buddy.compile.persona import PersonaRenderer
 
 __all__ = [
@@ -129,14 +124,14 @@ class Blueprint:
         before_hooks: ``before_tool_call`` rules, in order.
         after_hooks: ``after_tool_call`` rules, in order.
         sections: Each capability's manifest section, compiled (``Section.key`` → its
-            compile function's value; :attr:`resources`, :attr:`widgets`, :attr:`memory`,
-            :attr:`data` and :attr:`proactive` are the built-ins', typed).
+            compile function's value). The core reads none of them by name; a
+            capability reads its own, typed, through its ``compiled.declared``.
         files: Every file the compiled buddy depends on (manifests, templates, traits,
             plugins, widget schemas, resources) — for reload and for review.
         facades: ``(attribute, module:Class)`` of each capability's part of the
             ``conversation`` object, from the registry at compile time.
         prompts: ``(section key, module:function)`` of each section persona templates see
-            (:func:`buddy.capabilities.persona_layer`).
+            (:func:`buddy.extend.persona_layer`).
         layers: ``module:function`` of each capability's conversation layer
             (``Capability.layer``), from the registry at compile time.
     """
@@ -159,47 +154,6 @@ class Blueprint:
     model_origin: str = "manifest"
     manifest_model: str = ""
     profiles: tuple[tuple[str, str], ...] = ()
-
-    @property
-    def resources(self) -> tuple[Resource, ...]:
-        """The resource index (``resources:``'s folder), sorted by path."""
-        index: tuple[Resource, ...] = self.sections.get("resources", ())
-        return index
-
-    @property
-    def widgets(self) -> tuple[WidgetType, ...]:
-        """The widget types (``widgets:``'s folder), sorted by type id."""
-        types: tuple[WidgetType, ...] = self.sections.get("widgets", ())
-        return types
-
-    @property
-    def memory(self) -> AutoMemory | None:
-        """The ``memory:`` section (automatic memory), or ``None`` when it has none."""
-        declared: AutoMemory | None = self.sections.get("memory")
-        return declared
-
-    @property
-    def data(self) -> DataDeclaration:
-        """The ``data:`` section: the declaration uploaded at start (empty when none)."""
-        declared: DataDeclaration | None = self.sections.get("data")
-        if declared is None:
-            from buddy.capabilities.data.compiled import DataDeclaration
-
-            return DataDeclaration(())
-        return declared
-
-    @property
-    def proactive(self) -> ProactiveSpec:
-        """The ``proactive:`` section: the prompt of proactive turns, the subscriptions."""
-        spec: ProactiveSpec | None = self.sections.get("proactive")
-        if spec is None:
-            from buddy.capabilities.proactive.compiled import (
-                DEFAULT_PROACTIVE_PROMPT,
-                ProactiveSpec,
-            )
-
-            return ProactiveSpec(DEFAULT_PROACTIVE_PROMPT)
-        return spec
 
     @property
     def directory(self) -> Path:

@@ -6,10 +6,12 @@ compiled :class:`~buddy.compile.blueprint.Blueprint` in ``__pycache__/`` next to
 ``buddy.yaml`` and uses it while nothing it was compiled from has changed.
 
 "Nothing has changed" is checked without trusting the compiler to list every place it
-looked: the fingerprint covers the contents of every file the blueprint depends on, the
-names of every file and folder under the project root (so a new template or plugin that
-would now shadow another one counts), buddy's own source, the interpreter, and the
-folders on ``sys.path`` (whose times change when a package is installed or upgraded). A
+looked: the fingerprint covers where the ``buddy.yaml`` is (so a copied folder, its
+``__pycache__`` included, compiles its own), the path and contents of every file the
+blueprint depends on, the names of every file and folder under the project root (so a
+new template or plugin that would now shadow another one counts), buddy's own source,
+the interpreter, and the folders on ``sys.path`` (whose times change when a package is
+installed or upgraded). A
 cache that cannot be read, written or fingerprinted is simply not used. Like a ``.pyc``,
 the cache is trusted as much as the project folder it sits in.
 
@@ -19,6 +21,7 @@ Set ``BUDDY_NO_CACHE=1`` (or pass ``cache=False``) to always compile.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import logging
 import os
@@ -28,7 +31,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from buddy.compile.project import find_project_root, read_file, searched, write_cache
+from buddy.compile.project import find_project_root, not_regular, read_file, searched, write_cache
 
 if TYPE_CHECKING:
     from buddy.compile.blueprint import Blueprint
@@ -75,7 +78,7 @@ def load(
     use = cache and not os.environ.get("BUDDY_NO_CACHE")
     target = cache_file(manifest, profile, model) if use else None
     if target is not None:
-        cached = _read(target)
+        cached = _read(target, manifest)
         if cached is not None:
             return cached
     from buddy.compile.compiler import load as compile_buddy
@@ -95,7 +98,12 @@ def cache_file(manifest: Path, profile: str | None, model: str | None) -> Path:
 
 
 def fingerprint(manifest: Path, files: tuple[Path, ...]) -> bytes | None:
-    """What a compile of ``manifest`` depended on; ``None`` when it cannot be taken."""
+    """What a compile of ``manifest`` depended on; ``None`` when it cannot be taken.
+
+    It covers where ``manifest`` is (its resolved path) and where each of ``files`` is
+    (resolved, as the compiler lists them), so it holds only for that folder: a copy of
+    the folder, ``__pycache__`` and all, does not match it.
+    """
     digest = hashlib.sha256(FORMAT)
     digest.update(f"{sys.version}|{sys.platform}|{manifest.resolve()}".encode())
     try:
@@ -105,6 +113,8 @@ def fingerprint(manifest: Path, files: tuple[Path, ...]) -> bytes | None:
                 return None
             digest.update(f"{name}\n".encode(errors="surrogateescape"))
         for file in files:
+            if not file.is_absolute():  # the compiler lists resolved paths, never these
+                return None
             digest.update(f"\0{file}\0".encode(errors="surrogateescape"))
             # Regular files only, of bounded size: a file swapped for a FIFO or a huge
             # one since the compile must not hang or exhaust a start; it compiles again.
@@ -140,7 +150,10 @@ def _names(top: Path) -> Iterator[str]:
                 yield name
 
 
-def _read(target: Path) -> Blueprint | None:
+def _read(target: Path, manifest: Path) -> Blueprint | None:
+    """The blueprint cached in ``target`` when it is a current compile of ``manifest``."""
+    if not_regular(target) is not None:  # a FIFO would block the reader: a miss, replaced
+        return None
     try:
         with target.open("rb") as stream:
             stored, data = pickle.load(stream)
@@ -151,9 +164,11 @@ def _read(target: Path) -> Blueprint | None:
         return None
     from buddy.compile.blueprint import Blueprint
 
-    if not isinstance(data, Blueprint) or stored != fingerprint(data.manifest, data.files):
+    # Taken for the manifest being loaded, not the one the cache names: a cache copied with
+    # its folder (`cp -r`) fingerprinted the original's path and files, so it misses here.
+    if not isinstance(data, Blueprint) or stored != fingerprint(manifest, data.files):
         return None
-    return data
+    return data if data.manifest == manifest else dataclasses.replace(data, manifest=manifest)
 
 
 def _write(target: Path, blueprint: Blueprint) -> None:

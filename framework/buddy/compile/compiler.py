@@ -19,8 +19,6 @@ import jinja2
 from jinja2 import meta
 from pydantic import TypeAdapter, ValidationError
 
-from buddy.capabilities import declarative_uses, facades, layers, prompts, registry, resolve
-from buddy.capabilities import sections as registered_sections
 from buddy.compile.blueprint import (
     Blueprint,
     DenyHook,
@@ -36,14 +34,17 @@ from buddy.compile.persona import (
     INLINE_NAME,
     RESERVED_NAMES,
     PersonaRenderer,
+    TemplateNotRegular,
     describe_failure,
     find_project_root,
     make_environment,
     search_path,
 )
 from buddy.compile.platform_tools import platform_tools
-from buddy.compile.project import inside, one_look, resolved, unmarked_root_note
+from buddy.compile.project import inside, not_regular, one_look, resolved, unmarked_root_note
 from buddy.errors import Issue, ManifestError
+from buddy.extend import declarative_uses, facades, layers, prompts, registry, resolve
+from buddy.extend import sections as registered_sections
 from buddy.manifest.load import Source, deep_merge, read_manifest
 from buddy.manifest.locate import issue_at, issues_from_validation, loc_of
 from buddy.manifest.schema import (
@@ -394,6 +395,14 @@ class _Compiler:
                 + unmarked_root_note(self.root),
             )
             return
+        if isinstance(exc, TemplateNotRegular) and failure.file == renderer.template:
+            self.error(
+                named,
+                "file-not-regular",
+                f"template `{exc.name}` is {exc.kind}, not a regular file",
+                f"{exc.filename} must be a template file; replace it with an ordinary file",
+            )
+            return
         named_at = f"the template is named at {at.file}:{at.line}:{at.column}"
         self.issues.append(
             Issue(
@@ -438,6 +447,16 @@ class _Compiler:
                     "trait names are relative paths looked up on the template search path: "
                     + ", ".join(str(p) for p in path)
                     + unmarked_root_note(self.root),
+                )
+                ok = False
+                continue
+            kind = not_regular(file)
+            if kind is not None:  # never opened: a FIFO would block the reader forever
+                self.error(
+                    where,
+                    "file-not-regular",
+                    f"trait file `{name}` is {kind}, not a regular file",
+                    f"{file} must be a trait file; replace it with an ordinary file",
                 )
                 ok = False
                 continue
@@ -659,7 +678,7 @@ class _Compiler:
 
 class _SectionContext:
     """What a capability section's compile function sees of the compiler
-    (:class:`buddy.capabilities.SectionContext`)."""
+    (:class:`buddy.extend.SectionContext`)."""
 
     def __init__(self, compiler: _Compiler, key: str) -> None:
         self._compiler = compiler
@@ -775,12 +794,14 @@ def _thinking(value: bool | ThinkingOptions | None) -> Thinking | None:
 
 
 def _find_on_path(name: str, path: list[Path]) -> Path | None:
+    """The first ``name`` on ``path``, whatever it is: one that is not a regular file (a
+    FIFO, a directory) is the caller's to refuse (:func:`not_regular`), not passed over."""
     parts = PurePosixPath(name).parts
     if not parts or PurePosixPath(name).is_absolute() or ".." in parts:
         return None
     for directory in path:
         candidate = directory.joinpath(*parts)
-        # os.path.isfile, unlike Path.is_file, is False (not an error) for a name too long.
-        if os.path.isfile(candidate) and resolved(candidate).is_relative_to(resolved(directory)):
+        # os.path.exists, unlike Path.exists, is False (not an error) for a name too long.
+        if os.path.exists(candidate) and resolved(candidate).is_relative_to(resolved(directory)):
             return candidate
     return None

@@ -18,7 +18,7 @@ from functools import cache
 from pathlib import Path
 
 from buddy.compile.blueprint import HandlerRef
-from buddy.compile.project import resolved, unmarked_root_note
+from buddy.compile.project import not_regular, resolved, unmarked_root_note
 from buddy.manifest.schema import did_you_mean
 
 __all__ = ["ARITY", "HandlerProblem", "resolve_handler"]
@@ -56,11 +56,12 @@ def _entry_point_modules() -> tuple[str, ...]:
 
 
 def _module_file(base: Path, parts: list[str]) -> Path | None:
+    # What is there, regular or not: _parse refuses a FIFO, it is not passed over.
     for candidate in (
         base.joinpath(*parts).with_suffix(".py"),
         base.joinpath(*parts, "__init__.py"),
     ):
-        if os.path.isfile(candidate):  # unlike Path.is_file, False for a name too long
+        if os.path.exists(candidate):  # unlike Path.exists, False for a name too long
             return candidate
     return None
 
@@ -115,6 +116,13 @@ _PARSED: dict[tuple[Path, int, int], ast.Module | HandlerProblem] = {}
 
 
 def _parse(file: Path) -> ast.Module | HandlerProblem:
+    kind = not_regular(file)
+    if kind is not None:  # never opened: a FIFO would block the reader forever
+        return HandlerProblem(
+            "file-not-regular",
+            f"the plugin module {file} is {kind}, not a regular file",
+            "replace it with an ordinary file",
+        )
     try:
         stat = file.stat()
     except OSError as exc:

@@ -44,7 +44,7 @@ from jinja2.sandbox import SandboxedEnvironment
 from jinja2.utils import generate_lorem_ipsum
 from jinja2.visitor import NodeTransformer
 
-from buddy.compile.project import find_project_root, resolved, write_cache
+from buddy.compile.project import find_project_root, not_regular, resolved, write_cache
 
 __all__ = [
     "EXAMPLE_NOW",
@@ -56,6 +56,7 @@ __all__ = [
     "VALUE_CHARS_MAX",
     "PersonaRenderer",
     "TemplateFailure",
+    "TemplateNotRegular",
     "find_project_root",
     "make_environment",
     "search_path",
@@ -103,8 +104,25 @@ def search_path(buddy_dir: Path, root: Path) -> list[Path]:
     return path
 
 
+class TemplateNotRegular(jinja2.TemplateError):
+    """The template ``name`` is found on the search path, at ``filename``, but is not a
+    regular file (``kind``: a FIFO, a directory…): it is refused, never opened (a FIFO
+    would block the reader forever) nor passed over for a file further on the path.
+
+    Not a :class:`jinja2.TemplateNotFound`, so ``{% include … ignore missing %}`` does
+    not skip it silently.
+    """
+
+    def __init__(self, name: str, filename: str, kind: str) -> None:
+        super().__init__(f"template {name!r} is {kind}, not a regular file")
+        self.name = name
+        self.filename = filename
+        self.kind = kind
+
+
 class _Loader(jinja2.FileSystemLoader):
-    """A file loader that remembers every template file it served."""
+    """A file loader that remembers every template file it served, and refuses one that
+    is not a regular file (:class:`TemplateNotRegular`)."""
 
     def __init__(self, searchpath: Sequence[Path], seen: set[Path]) -> None:
         super().__init__([str(p) for p in searchpath], encoding="utf-8", followlinks=False)
@@ -114,6 +132,16 @@ class _Loader(jinja2.FileSystemLoader):
     def get_source(
         self, environment: jinja2.Environment, template: str
     ) -> tuple[str, str, Callable[[], bool]]:
+        pieces = jinja2.loaders.split_template_path(template)
+        for directory, root in zip(self.searchpath, self.roots, strict=True):
+            candidate = Path(directory, *pieces)
+            # The first one there is the one meant; os.path.exists is False (not an
+            # error) for a name too long.
+            if os.path.exists(candidate) and resolved(candidate).is_relative_to(root):
+                kind = not_regular(candidate)
+                if kind is not None:
+                    raise TemplateNotRegular(template, str(candidate), kind)
+                break
         source, filename, uptodate = super().get_source(environment, template)
         # Names cannot contain `..` (Jinja refuses them), but a symlink could lead out.
         if not any(resolved(Path(filename)).is_relative_to(root) for root in self.roots):
@@ -157,8 +185,9 @@ class _TemplateCache(jinja2.BytecodeCache):
             file = Path(filename).parent / "__pycache__" / f"template-{key[:32]}.jinja"
             self.files[key] = file
             try:
-                with file.open("rb") as stream:
-                    bucket.load_bytecode(stream)
+                if not_regular(file) is None:  # a FIFO would block the reader: a miss
+                    with file.open("rb") as stream:
+                        bucket.load_bytecode(stream)
             except FileNotFoundError:
                 pass
             except Exception:  # unreadable, truncated or from another version: compile
@@ -479,6 +508,13 @@ def describe_failure(
         tb = tb.tb_next
     if isinstance(exc, jinja2.TemplateNotFound):
         return TemplateFailure(file, line, "template-not-found", f"template {exc.name!r} not found")
+    if isinstance(exc, TemplateNotRegular):
+        return TemplateFailure(
+            file,
+            line,
+            "file-not-regular",
+            f"template {exc.name!r} ({exc.filename}) is {exc.kind}, not a regular file",
+        )
     if isinstance(exc, jinja2.UndefinedError):
         message = exc.message or str(exc)
         top = _UNDEFINED.match(message)
@@ -500,6 +536,8 @@ def describe_failure(
 
 
 def _read(file: str) -> str | None:
+    if not_regular(Path(file)) is not None:  # swapped for a FIFO since: never opened
+        return None
     try:
         return Path(file).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
@@ -567,7 +605,7 @@ class PersonaRenderer:
         layer: Mapping[str, Any] | None = None,
     ) -> dict[str, Any]:
         """The names a template sees; ``layer``: what it sees of the buddy's sections
-        (:func:`buddy.capabilities.persona_layer`: ``memory``, ``character``, ``lore``)."""
+        (:func:`buddy.extend.persona_layer`: ``memory``, ``character``, ``lore``)."""
         # Plain dicts (not the read-only views held here): error messages then name a
         # `dict object` rather than an implementation type.
         return {

@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from buddy.capabilities import ToolContext, registry
 from buddy.compile.blueprint import ToolSpec
+from buddy.extend import ToolContext, registry
 
 __all__ = ["ENDS_TURN", "covers_every_platform_tool", "platform_tools"]
 

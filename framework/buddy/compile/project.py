@@ -33,6 +33,7 @@ __all__ = [
     "SKIP_DIRS",
     "find_project_root",
     "inside",
+    "not_regular",
     "one_look",
     "read_file",
     "resolved",
@@ -174,6 +175,21 @@ def read_file(path: Path, shown: str, limit: int, *, what: str = "file") -> byte
     if len(content) > limit:  # it grew after fstat
         return _too_large(shown, len(content), limit)
     return content
+
+
+def not_regular(path: Path) -> str | None:
+    """What ``path`` is when it is there but is not a regular file (``"a FIFO (named
+    pipe)"``, ``"a directory"``), for a message; ``None`` for a regular file or nothing.
+
+    Only looks (``os.stat``, symlinks followed): nothing is opened.
+    """
+    try:
+        kind = stat.S_IFMT(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return None
+    if kind == stat.S_IFREG:
+        return None
+    return "a directory" if kind == stat.S_IFDIR else _KIND.get(kind, "a special file")
 
 
 def _not_regular(shown: str, kind: int, what: str) -> Issue:

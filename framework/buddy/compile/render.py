@@ -15,9 +15,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from buddy.capabilities import persona_layer, resolve, sections
 from buddy.compile.blueprint import Blueprint, DenyHook, HandlerRef, ModelSpec
 from buddy.compile.persona import EXAMPLE_NOW, find_project_root
+from buddy.extend import persona_layer, resolve, sections
 
 __all__ = ["fence", "json_block", "relative", "render_json", "render_markdown", "view"]
 

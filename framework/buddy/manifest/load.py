@@ -20,7 +20,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from buddy.compile.project import find_project_root, inside
+from buddy.compile.project import find_project_root, inside, not_regular
 from buddy.errors import Issue
 from buddy.manifest.locate import issue_at, issues_from_validation
 from buddy.manifest.schema import CoreManifest, manifest_model
@@ -193,13 +193,19 @@ def _read_chain(path: Path, chain: tuple[Path, ...], source: Source, root: Path)
         )
         return None
     if not os.path.isfile(target):  # unlike Path.is_file, False for a name too long
+        # Never opened: a FIFO would block the reader forever.
+        kind = not_regular(target)
         source.issues.append(
             issue_at(
                 loaded,
                 ("extends",),
                 "extends-missing",
-                f"`extends` names {extends!r}, which does not exist",
-                f"looked for {target}; the path is relative to {path.name}",
+                f"`extends` names {extends!r}, which does not exist"
+                if kind is None
+                else f"`extends` names {extends!r}, which is {kind}, not a regular file",
+                f"looked for {target}; the path is relative to {path.name}"
+                if kind is None
+                else f"{target} must be a manifest file; replace it with an ordinary file",
             )
         )
         return None

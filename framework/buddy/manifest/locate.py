@@ -7,6 +7,7 @@ so its file, line and column.
 
 from __future__ import annotations
 
+import enum
 import types
 import typing
 from typing import Any, TypeVar
@@ -140,8 +141,7 @@ def _one(doc: Document, detail: ErrorDetails, root: type[BaseModel], prefix: Yam
         on_key = True
     elif loc and loc[-1] == "[key]":
         on_key = True
-        message = f"keys of `{format_path(path[:-1])}` must be strings (got {_describe(path[-1])})"
-        hint = "quote the key"
+        code, message, hint = _bad_key(root, loc, path, kind, code, given, ctx, message, hint)
     elif kind in _KIND_KEYS:
         misplaced = _misplaced(doc, path, kind)
         if misplaced is not None:
@@ -161,6 +161,67 @@ def _one(doc: Document, detail: ErrorDetails, root: type[BaseModel], prefix: Yam
         else:
             message = f"{message} (got {_describe(given)})"
     return issue_at(doc, path, code, message, hint, key=on_key)
+
+
+def _bad_key(
+    root: type[BaseModel],
+    loc: tuple[str | int, ...],
+    path: YamlPath,
+    kind: str,
+    code: str,
+    given: Any,
+    ctx: dict[str, Any],
+    message: str,
+    hint: str,
+) -> tuple[str, str, str]:
+    """Code, message and hint for a mapping key its type refuses: a key outside a mapping
+    with fixed keys (``dict[Literal[...], ...]``, enum keys) is unknown, as a key outside a
+    model's fields is; a key that is no string is to be quoted; a string key of the wrong
+    form says which form."""
+    where = format_path(path[:-1])
+    allowed = _fixed_keys(root, loc[:-2])
+    if allowed or kind in ("literal_error", "enum"):
+        allowed = allowed or _options(str(ctx.get("expected") or ""))
+        guess = did_you_mean(str(given), allowed) if allowed else ""
+        listed = f"allowed keys: {', '.join(allowed)}" if allowed else "remove it"
+        return "unknown-key", f"unknown key `{given}`", guess or listed
+    if not isinstance(given, str):
+        return code, f"keys of `{where}` must be strings (got {_describe(given)})", "quote the key"
+    if code == "pattern" and "pattern" in ctx:
+        return code, f"the key `{given}` of `{where}` must match `{ctx['pattern']}`", hint
+    if code == "length" and given == "":
+        return code, f"keys of `{where}` must not be empty", hint
+    return code, f"the key `{given}` of `{where}`: {message}", hint
+
+
+def _fixed_keys(root: Any, loc: tuple[str | int, ...]) -> list[str]:
+    """The keys a mapping at ``loc`` (a pydantic loc) may have when its key type fixes
+    them (a ``Literal`` or an ``Enum``); empty when any string may be a key."""
+    candidates = [root]
+    for part in loc:
+        following: list[Any] = []
+        for tp in candidates:
+            following.extend(_step(tp, part))
+        candidates = following
+    keys: list[str] = []
+    for tp in candidates:
+        for member in _unwrap(tp):
+            if typing.get_origin(member) is not dict:
+                continue
+            for key_type in _unwrap(typing.get_args(member)[0]):
+                if typing.get_origin(key_type) is typing.Literal:
+                    values = [str(v) for v in typing.get_args(key_type)]
+                elif isinstance(key_type, type) and issubclass(key_type, enum.Enum):
+                    values = [str(m.value) for m in key_type]
+                else:
+                    continue
+                keys.extend(v for v in values if v not in keys)
+    return keys
+
+
+def _options(expected: str) -> list[str]:
+    """The choices of a pydantic ``expected`` text (``'a', 'b' or 'c'``)."""
+    return [o.strip(" '") for o in expected.replace(" or ", ",").split(",") if o.strip(" '")]
 
 
 # The keys that tell a mapping's kind (schema.py's discriminators), by the error of a

@@ -30,11 +30,11 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from buddy.capabilities import registry
+from buddy.extend import registry
 from buddy.models.providers import BASE_URL_PATTERN, PROVIDERS, infer_provider, split_ref
 
 if TYPE_CHECKING:
-    from buddy.capabilities import Section, Uses
+    from buddy.extend import Section, Uses
 
 __all__ = [
     "DURATION_PATTERN",
@@ -728,14 +728,14 @@ def manifest_model() -> type[CoreManifest]:
     """``buddy.yaml``'s model: the manifest's own keys — ``tools:`` taking every registered
     declarative kind (``Uses``) — then each registered capability's section
     (``Section.key``: its model, or ``None`` when absent or empty), in registry order."""
-    from buddy.capabilities import declarative_uses, sections
+    from buddy.extend import declarative_uses, sections
 
     return _composed(sections(), declarative_uses())
 
 
 @cache
 def _composed(sections: tuple[Section, ...], uses: tuple[Uses, ...]) -> type[CoreManifest]:
-    from buddy.capabilities import resolve
+    from buddy.extend import resolve
 
     item: Any = tool_item(tuple(resolve(u.model) for u in uses))
     fields: dict[str, Any] = {
@@ -755,6 +755,6 @@ def _composed(sections: tuple[Section, ...], uses: tuple[Uses, ...]) -> type[Cor
 
 def custom_codes() -> frozenset[str]:
     """Every error code our validators raise: the manifest's own and each section's."""
-    from buddy.capabilities import sections
+    from buddy.extend import sections
 
     return CUSTOM_ERROR_CODES.union(*(s.codes for s in sections()))

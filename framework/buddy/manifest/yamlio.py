@@ -236,14 +236,16 @@ _LINE_BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
 
 
 class _Anchored:
-    """A node with an anchor: its data, how many nodes it expands to, how deep it is."""
+    """A node with an anchor: its data, how many nodes it expands to, how deep it is, and
+    for a scalar the mapping key it makes (``None`` for a mapping or a list)."""
 
-    __slots__ = ("data", "height", "size")
+    __slots__ = ("data", "height", "key", "size")
 
-    def __init__(self, data: Any, size: int, height: int) -> None:
+    def __init__(self, data: Any, size: int, height: int, key: Any = None) -> None:
         self.data = data
         self.size = size
         self.height = height
+        self.key = key
 
 
 class _Builder:
@@ -317,17 +319,27 @@ class _Builder:
         if anchor is not None:
             built, expanded, deepest = before
             size = self.built - built + self.expanded - expanded
-            self.anchors[anchor] = _Anchored(data, size, self.deepest - len(path))
+            key = _key(data, event.value) if kind is ScalarEvent else None
+            self.anchors[anchor] = _Anchored(data, size, self.deepest - len(path), key)
             self.deepest = max(deepest, self.deepest)
         return data
 
     def _alias(self, event: Any, path: YamlPath) -> Any:
+        target = self._target(event)
+        if len(path) + target.height >= MAX_DEPTH:
+            raise self.fail(event.start_mark, "yaml-depth-limit", _DEPTH_MESSAGE, _DEPTH_HINT)
+        self._expand(event, target.size)
+        self.deepest = max(self.deepest, len(path) + target.height)
+        return _copy(target.data)
+
+    def _target(self, event: Any) -> _Anchored:
         target = self.anchors[event.anchor]  # defined: the events were checked
         if target is None:
             raise self.fail(event.start_mark, "yaml-alias-limit", "an alias refers to itself")
-        if len(path) + target.height >= MAX_DEPTH:
-            raise self.fail(event.start_mark, "yaml-depth-limit", _DEPTH_MESSAGE, _DEPTH_HINT)
-        self.expanded += target.size
+        return target
+
+    def _expand(self, event: Any, size: int) -> None:
+        self.expanded += size
         if self.expanded > MAX_ALIAS_EXPANSION:
             raise self.fail(
                 event.start_mark,
@@ -335,8 +347,25 @@ class _Builder:
                 f"aliases expand to more than {MAX_ALIAS_EXPANSION} nodes",
                 "use aliases for small repeated blocks only",
             )
-        self.deepest = max(self.deepest, len(path) + target.height)
-        return _copy(target.data)
+
+    def _alias_key(self, event: Any) -> Any:
+        """The key an alias written as a key (``*name : value``) stands for, as PyYAML
+        reads it: the anchored scalar's. An alias to a mapping or a list is refused."""
+        kind = type(event)  # (not narrowing: PyYAML types an event's marks loosely)
+        if kind is not AliasEvent:
+            raise self.fail(event.start_mark, "yaml-syntax", "mapping keys must be plain scalars")
+        target = self._target(event)
+        if target.key is None:
+            what = "a mapping" if isinstance(target.data, dict) else "a list"
+            raise self.fail(
+                event.start_mark,
+                "yaml-syntax",
+                f"the key `*{event.anchor}` refers to {what}, but a mapping key must be a"
+                " plain scalar",
+                f"write the key as text, or put `&{event.anchor}` on a scalar",
+            )
+        self._expand(event, target.size)
+        return target.key
 
     def _collection_tag(self, event: Any, node: type[Node]) -> str:
         tag: str | None = event.tag
@@ -359,20 +388,24 @@ class _Builder:
         while type(events[self.next]) is not MappingEndEvent:
             key_event = events[self.next]
             kind = type(key_event)  # (not narrowing: PyYAML types an event's marks loosely)
-            if kind is not ScalarEvent:
-                raise self.fail(
-                    key_event.start_mark, "yaml-syntax", "mapping keys must be plain scalars"
-                )
             self.next += 1
-            self.built += 1
-            tag = key_event.tag
-            if tag is None or tag == "!":
-                tag = self.resolve(ScalarNode, key_event.value, key_event.implicit)
-            if tag not in _PLAIN_TAGS:
-                raise self.fail(key_event.start_mark, "yaml-tag", f"the tag {tag!r} is not allowed")
-            key = self._scalar(tag, key_event, path)
-            if isinstance(key, bool | float) or key is None:
-                key = key_event.value
+            if kind is not ScalarEvent:
+                key = self._alias_key(key_event)
+            else:
+                self.built += 1
+                tag = key_event.tag
+                if tag is None or tag == "!":
+                    tag = self.resolve(ScalarNode, key_event.value, key_event.implicit)
+                if tag not in _PLAIN_TAGS:
+                    raise self.fail(
+                        key_event.start_mark, "yaml-tag", f"the tag {tag!r} is not allowed"
+                    )
+                data = self._scalar(tag, key_event, path)
+                key = (  # inline `_key`: this is the hot path
+                    key_event.value if isinstance(data, bool | float) or data is None else data
+                )
+                if key_event.anchor is not None:  # `&name key:`: `*name` is the key's data
+                    self.anchors[key_event.anchor] = _Anchored(data, 1, 0, key)
             if key in out:
                 raise self.fail(
                     key_event.start_mark,
@@ -434,6 +467,12 @@ class _Builder:
         return self.loc(mark)  # pragma: no cover - empty block
 
 
+def _key(data: Any, text: str) -> Any:
+    """The mapping key a scalar makes: its data, but its text when that is a boolean, a
+    float or null (so ``true:`` is the key ``"true"``)."""
+    return text if isinstance(data, bool | float) or data is None else data
+
+
 def parse_document(text: str, file: str, *, allow_list: bool = False) -> Document:
     """Parse YAML text into a located :class:`Document`.
 
@@ -455,7 +494,9 @@ def parse_document(text: str, file: str, *, allow_list: bool = False) -> Documen
         message, hint = f"YAML: {problem}", exc.context or ""
         if isinstance(exc, _DepthError):
             code = "yaml-depth-limit"
-        elif "could not determine a constructor" in problem or "tag" in problem:
+        elif "could not determine a constructor" in problem or (
+            "tag" in problem and "alias" not in problem  # not `found undefined alias 'tag'`
+        ):
             code = "yaml-tag"
         else:
             code = "yaml-syntax"

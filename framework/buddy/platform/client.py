@@ -254,7 +254,11 @@ class HttpPlatformClient(PlatformClient):
             elif kind == "supersede":
                 raise SupersededError(message.get("reason", "another connection took over"))
             elif kind == "event":
-                event = Event.model_validate(message["event"])
+                try:
+                    event = Event.model_validate(message.get("event"))
+                except ValueError as exc:  # pydantic's ValidationError
+                    await self._malformed(message.get("event"), exc)
+                    continue
                 if self._fresh(event.id):
                     yield event
                 elif self._seen.get(event.id):
@@ -262,6 +266,32 @@ class HttpPlatformClient(PlatformClient):
                 # Otherwise its turn is still running here, and acknowledges it once committed.
         if socket.close_code == SUPERSEDED_CLOSE_CODE:
             raise SupersededError(socket.close_reason or "another connection took over")
+
+    async def _malformed(self, raw: Any, exc: ValueError) -> None:
+        """An event the wire model refuses (a type that is no type name, a field missing):
+        no buddy can ever handle it, so it is logged, acknowledged when it has an id (else
+        it would be delivered again on every connection) and skipped — never raised, which
+        would stop the process at every start."""
+        from pydantic import ValidationError
+
+        event_id = raw.get("id") if isinstance(raw, dict) else None
+        # Where and what, never the values (a payload may carry what a user wrote).
+        problems = (
+            "; ".join(
+                f"{'.'.join(map(str, e['loc'])) or 'event'}: {e['msg']}"
+                for e in exc.errors(include_input=False, include_url=False)
+            )
+            if isinstance(exc, ValidationError)
+            else type(exc).__name__
+        )
+        log.error(
+            "the platform sent a malformed event %s (%s); %s",
+            event_id if isinstance(event_id, str) else "without an id",
+            problems,
+            "acknowledged and skipped" if isinstance(event_id, str) else "skipped",
+        )
+        if isinstance(event_id, str):
+            await self.ack(event_id)
 
     async def _flush_acks(self, socket: Any) -> None:
         pending, self._unsent_acks = self._unsent_acks, []

@@ -1,9 +1,11 @@
-"""The ``conversation`` object: SPEC §4's capabilities, bound to one conversation.
+"""The ``conversation`` object: the registered capabilities' parts, bound to one
+conversation.
 
 Each part is a registered capability's facade (``Capability.attribute`` and ``facade``,
 in ``buddy/capabilities/<name>/conversation.py``), including what the one-turn
-data-visibility rule does to it. The built-in parts are re-exported here and typed below
-for editors; a third-party capability's part is made the same way.
+data-visibility rule does to it; this module names none of them. A part is an attribute
+(``conversation.memory``) and an entry of :attr:`Conversation.parts`; the built-in ones
+are typed for editors by :class:`buddy.capabilities.conversation.BuiltinConversation`.
 
 Custom tool bodies and hooks receive it. Every platform failure raises
 :class:`~buddy.errors.PlatformError` with the HTTP status and the platform's reason
@@ -13,17 +15,15 @@ Custom tool bodies and hooks receive it. Every platform failure raises
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from buddy.capabilities.data.conversation import DataAccess
-from buddy.capabilities.memory.conversation import Memory
-from buddy.capabilities.proactive.conversation import ProactiveService
-from buddy.capabilities.resources.conversation import Resources
-from buddy.capabilities.turn import Bound
-from buddy.capabilities.widgets.conversation import Widgets
+from buddy.extend.turn import Bound
 from buddy.platform.api import PlatformClient
 
-__all__ = ["Conversation", "DataAccess", "Memory", "ProactiveService", "Resources", "Widgets"]
+if TYPE_CHECKING:
+    from buddy.compile.blueprint import Blueprint
+
+__all__ = ["Conversation", "Kind", "part_classes", "prepare"]
 
 Kind = Literal["private", "group"]
 
@@ -34,14 +34,35 @@ _CLASSES: dict[str, type[Bound]] = {}
 def _facade(reference: str) -> type[Bound]:
     found = _CLASSES.get(reference)
     if found is None:
-        from buddy.capabilities import resolve
         from buddy.errors import CapabilityError
+        from buddy.extend import resolve
 
         found = resolve(reference)
         if not (isinstance(found, type) and issubclass(found, Bound)):
-            raise CapabilityError(reference, "facade is not a buddy.capabilities.turn.Bound")
+            raise CapabilityError(reference, "facade is not a buddy.extend.turn.Bound")
         _CLASSES[reference] = found
     return found
+
+
+def part_classes(facades: Iterable[tuple[str, str]] | None = None) -> dict[str, type[Bound]]:
+    """The class of each part, by attribute: of ``facades`` (``(attribute,
+    module:Class)``, a blueprint's), or of every registered capability."""
+    if facades is None:
+        from buddy.extend import facades as registered
+
+        facades = registered()
+    return {attribute: _facade(reference) for attribute, reference in facades}
+
+
+def prepare(blueprint: Blueprint) -> None:
+    """Let every part of ``blueprint`` read what its conversations share
+    (``Bound.prepare``): once when the buddy starts, before its first event.
+
+    Raises:
+        BuddyError: A part cannot start (a resource file is gone …).
+    """
+    for cls in part_classes(blueprint.facades).values():
+        cls.prepare(blueprint)
 
 
 class Conversation:
@@ -51,48 +72,37 @@ class Conversation:
         client: The platform transport.
         conversation_id: The conversation id.
         kind: ``private`` or ``group``.
-        resources: The buddy's resources (read at process start).
         facades: ``(attribute, module:Class)`` of its parts; by default every registered
             capability's (a blueprint carries them compiled: ``blueprint.facades``).
 
     Attributes:
         id: The conversation id.
         kind: ``private`` or ``group``.
-        resource: The buddy's resources (read at process start).
-        memory: Long-term memory.
-        data_access: User-authorised data.
-        widget: Widgets.
-        proactive: Proactive subscriptions, and whether this turn is proactive.
-        parts: Every capability part, by attribute: the four above and any other
-            registered capability's (set as an attribute too; typed code reads a
-            third-party part from here).
+        parts: Every capability part, by attribute (each is an attribute too:
+            ``conversation.memory``, ``conversation.resource`` …).
     """
-
-    memory: Memory
-    data_access: DataAccess
-    widget: Widgets
-    proactive: ProactiveService
 
     def __init__(
         self,
         client: PlatformClient,
         conversation_id: str,
         kind: Kind,
-        resources: Resources,
         *,
         facades: Iterable[tuple[str, str]] | None = None,
     ) -> None:
         self.id = conversation_id
         self.kind: Kind = kind
         self.client = client
-        self.resource = resources
-        if facades is None:
-            from buddy.capabilities import facades as registered
-
-            facades = registered()
         self.parts: dict[str, Bound] = {
-            attribute: _facade(reference)(client, conversation_id)
-            for attribute, reference in facades
+            attribute: cls(client, conversation_id)
+            for attribute, cls in part_classes(facades).items()
         }
         for attribute, part in self.parts.items():
             setattr(self, attribute, part)
+
+    if not TYPE_CHECKING:  # to a type checker, a part is an attribute of a typed view
+
+        def __getattr__(self, name: str) -> Any:
+            # Only reached for a name that is no attribute: say which parts there are.
+            parts = ", ".join(sorted(self.__dict__.get("parts", ()))) or "none"
+            raise AttributeError(f"conversation has no part {name!r} (its parts: {parts})")

@@ -15,15 +15,27 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 __all__ = [
+    "ASK_OPTIONS_MAX",
+    "ASK_OPTIONS_MIN",
+    "ASK_OPTION_CHARS",
+    "ASK_QUESTION_CHARS",
     "JSON_DEPTH_MAX",
     "MESSAGE_TEXT_CHARS",
     "STEP_CONTENT_BYTES",
     "STEP_CONTENT_DEPTH",
+    "TURN_STEPS_MAX",
     "Refusal",
 ]
 
 # Messages a user sends (dev platform) and replies a buddy commits.
 MESSAGE_TEXT_CHARS = 8000
+
+# A question card, which a turn may end with (the questions capability's tool sends one;
+# clicking an option is the user's message).
+ASK_QUESTION_CHARS = 500
+ASK_OPTION_CHARS = 30
+ASK_OPTIONS_MIN = 2
+ASK_OPTIONS_MAX = 4
 
 # Free-form JSON the platform stores and serves back (docs/protocol.md "Values").
 # Any request body: objects and arrays nested at most this deep (pydantic's JSON parser
@@ -32,6 +44,11 @@ JSON_DEPTH_MAX = 100
 # One persisted step's `content` of a turn commit: nesting, and size as compact UTF-8 JSON.
 STEP_CONTENT_DEPTH = 32
 STEP_CONTENT_BYTES = 256 * 1024
+# The steps of one turn commit. The runtime's turns stay far below (at most 12 model
+# requests, each its reasoning, text, calls and results) and keep their record within it
+# (buddy.runtime.turn); a commit of more is refused as soon as it is read, whatever its
+# conversation.
+TURN_STEPS_MAX = 1024
 
 
 @dataclass(frozen=True, slots=True)

@@ -43,8 +43,8 @@ from fastapi.responses import (
 )
 from fastapi.staticfiles import StaticFiles
 
-from buddy.capabilities import pages
 from buddy.errors import Reject
+from buddy.extend import pages
 
 __all__ = ["LOOPBACK_HOSTS", "STATIC", "Hub", "Playground", "attach"]
 

@@ -39,12 +39,12 @@ from typing import Any, TextIO
 import httpx
 import uvicorn
 
-from buddy.capabilities import panels
 from buddy.compile.blueprint import Blueprint
 from buddy.compile.compiler import check
 from buddy.compile.project import searched
 from buddy.compile.render import view
 from buddy.errors import Issue, ModelConfigError, StartError
+from buddy.extend import panels
 from buddy.models.base import Model
 from buddy.platform.client import Backoff, HttpPlatformClient
 from buddy.platform.dev.app import create_app

@@ -19,12 +19,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from buddy.capabilities import persona_layer
 from buddy.compile.blueprint import Blueprint
 from buddy.compile.compiler import check
 from buddy.compile.persona import EXAMPLE_NOW, find_project_root
+from buddy.compile.project import not_regular
 from buddy.compile.render import render_markdown
 from buddy.errors import Issue
+from buddy.extend import persona_layer
 
 __all__ = ["BuddyDiff", "Report", "SharedChange", "Side", "Status", "compare"]
 
@@ -329,8 +330,13 @@ def _new_hunks(diff: str, shown: str) -> str:
 
 
 def _read(side: Side, rel: str) -> bytes | None:
+    file = side.root / rel
+    # A file one side depends on may be a FIFO on the other (refused by its compile):
+    # never opened, it would block the reader forever.
+    if not_regular(file) is not None:
+        return None
     try:
-        return (side.root / rel).read_bytes()
+        return file.read_bytes()
     except OSError:
         return None
 

@@ -10,20 +10,23 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from buddy.capabilities import conversation_layers, persona_layer
-from buddy.capabilities.turn import Layered
 from buddy.compile.blueprint import Blueprint
 from buddy.errors import PlatformError
+from buddy.extend import conversation_layers
 from buddy.models.base import Message, Model
 from buddy.platform.api import Json, PlatformClient
-from buddy.platform.conversation import Resources
+from buddy.platform.conversation import prepare
+from buddy.runtime import history
+from buddy.runtime.history import records_to_messages, summarised
 from buddy.runtime.hooks import HookRunner
 from buddy.runtime.loop import AgentEvent, AgentLoop, TurnOutcome
-from buddy.runtime.state import RuntimeConversation, TurnState
+from buddy.runtime.state import RuntimeConversation
 from buddy.runtime.tools import build_tools
+from buddy.runtime.turn import Commit, LocalEvent, TurnRunner
 
 if TYPE_CHECKING:
     from buddy.platform.dev.inprocess import InProcessPlatform
@@ -120,6 +123,12 @@ class Agent:
         keep_history: Whether turns see the earlier ones (one conversation), or each
             turn is a fresh conversation.
         layer_model: The conversation layers' model (automatic memory's extractor).
+        commit: Store every turn on the in-process platform as a served buddy's is: the
+            user's message (or the event) goes through the platform, which delivers it
+            as an event, and the turn is committed against it — the transcript, the turn
+            records with the one-turn data rule's redaction, a proactive reply's gates.
+            Off by default: a turn then touches the platform only when a tool or a layer
+            calls it (the framework's own cost per turn stays what it is without one).
     """
 
     _ids = itertools.count(1)
@@ -131,6 +140,7 @@ class Agent:
         *,
         keep_history: bool = True,
         layer_model: Model | None = None,
+        commit: bool = False,
     ) -> None:
         if model is None:
             from buddy.models.registry import resolve
@@ -140,8 +150,12 @@ class Agent:
         self.client = DetachedClient(blueprint)
         self.loop = AgentLoop(model, build_tools(blueprint), HookRunner(blueprint))
         self.layers = conversation_layers(blueprint, self.client, model, layer_model)
+        self.turns = TurnRunner(blueprint, self.loop, self.layers)
+        self.commit = commit
+        self.summary = ""  # of the turns compacted away, as a served buddy's
+        self._records: list[dict[str, Any]] = []
         self._events = itertools.count(1)
-        self.resources = Resources.load(blueprint.resources)
+        prepare(blueprint)  # what its conversations share (resources), read once
         self.keep_history = keep_history
         self.history: list[Message] = []
         self.conversation = self._conversation()
@@ -152,7 +166,6 @@ class Agent:
             self.client,
             cid,
             "private",
-            self.resources,
             blueprint=self.blueprint,
         )
 
@@ -160,41 +173,98 @@ class Agent:
         self, text: str, *, on_event: Callable[[AgentEvent], None] | None = None
     ) -> TurnOutcome:
         """One turn: the user says ``text``; returns the outcome (``.reply``, ``.steps`` …)."""
-        conversation = self.conversation if self.keep_history else self._conversation()
-        conversation.turn = TurnState()
-        context = persona_layer(self.blueprint, example=False)
-        layered: list[Layered] = []
-        event = None
-        if self.layers:
-            from buddy.platform.protocol.events import Event
+        return await self._turn("message", {"text": text}, on_event)
 
-            platform = await self.client.platform()
-            now = platform.now()
-            event = Event(
-                id=f"{conversation.id}-{next(self._events)}",
-                type="message",
-                conversation_id=conversation.id,
-                payload={"text": text},
-                created_at=now,
+    async def event(
+        self,
+        type: str,
+        payload: Mapping[str, Any] | None = None,
+        *,
+        on_event: Callable[[AgentEvent], None] | None = None,
+    ) -> TurnOutcome:
+        """One turn started by a platform event: a user's ``message`` (``{"text": …}``),
+        or a type a capability turns into a turn (``proactive``, ``consent_result`` …),
+        run exactly as a served buddy runs it — the kind's words for the model, its
+        system-prompt part, and for a turn nobody asked for, a skip marker, a failure or
+        the step limit that says nothing (the turn is committed with no reply; the
+        outcome is the loop's, ``outcome.reply`` the marker it answered).
+
+        Raises:
+            ValueError: No registered capability turns events of ``type`` into turns.
+        """
+        if not self.turns.handles(type):
+            raise ValueError(
+                f"no capability turns {type!r} events into turns"
+                f" (these do: {', '.join(['message', *self.turns.kinds])})"
             )
-            layered = [await layer.before(conversation, event) for layer in self.layers]
-            for part in layered:
-                context.update(part.context)
-        system = self.blueprint.persona.render(
-            kind="private", conversation_id=conversation.id, layer=context
-        )
-        system += "".join(f"\n\n{part.prompt}" for part in layered if part.prompt)
+        return await self._turn(type, dict(payload or {}), on_event)
+
+    async def _turn(
+        self, type_: str, payload: dict[str, Any], on_event: Callable[[AgentEvent], None] | None
+    ) -> TurnOutcome:
+        conversation = self.conversation if self.keep_history else self._conversation()
+        commit: Commit | None = None
+        event: Event | LocalEvent
+        if self.commit:
+            event, commit = await self._stored_event(conversation, type_, payload)
+        else:  # a local event, committed nowhere
+            now = (await self.client.platform()).now() if self.layers else time.time()
+            local = f"{conversation.id}-{next(self._events)}"
+            event = LocalEvent(local, type_, conversation.id, payload, now)
         history = self.history if self.keep_history else []
-        outcome = await self.loop.run(
-            system, history, Message("user", text), conversation, on_event
+        turn = await self.turns.run(
+            conversation, event, history, commit, summary=self.summary, emit=on_event
         )
-        if event is not None:
-            turn = {"question": conversation.turn.question, "data_read": outcome.data_read}
-            for layer in self.layers:
-                await layer.after(conversation, event, turn)
-        if self.keep_history:
-            self.history.extend(outcome.messages)
-        return outcome
+        if self.keep_history and turn.committed.get("status") != "skipped":
+            # A reply the platform's gates stopped at commit time was never seen.
+            self.history.extend(turn.outcome.messages)
+            self._keep(event, turn.record)
+        return turn.outcome
+
+    def _keep(self, event: Event | LocalEvent, record: dict[str, Any]) -> None:
+        """Keep the turn as the platform keeps a served one's, and compact the history as
+        the server does: past ``COMPACT_AFTER_TURNS`` turns, the older ones go into
+        :attr:`summary` and the model sees it and the last ``KEEP_RECENT_TURNS``."""
+        kept = {
+            **record,
+            "event_type": event.type,
+            "user_text": event.payload.get("text", ""),
+            "created_at": event.created_at,
+        }
+        self._records.append(kept)
+        if len(self._records) < history.COMPACT_AFTER_TURNS:
+            return
+        older = self._records[: -history.KEEP_RECENT_TURNS]
+        self._records = self._records[-history.KEEP_RECENT_TURNS :]
+        self.summary = summarised(self.summary, older, group=False, kinds=self.turns.kinds)
+        self.history[:] = records_to_messages(self._records, group=False)
+
+    async def _stored_event(
+        self, conversation: RuntimeConversation, type_: str, payload: dict[str, Any]
+    ) -> tuple[Event, Commit]:
+        """A turn's event made on the in-process platform (the user's message goes
+        through it, or the event is stored as the platform's parts store theirs), and the
+        commit that stores the turn against it and acknowledges it."""
+        from buddy.platform.protocol.events import Event
+
+        platform = await self.client.platform()
+        pid = await self.client.platform_id(conversation.id)
+        if type_ == "message":
+            sent = await platform.dev(
+                "POST", f"/conversations/{pid}/messages", {"text": str(payload.get("text", ""))}
+            )
+            event_id = str(sent["event_id"])
+        else:
+            event_id = await platform.emit(type_, pid, payload)
+        stored = await platform.event(event_id)
+        event = Event.model_validate({**stored, "conversation_id": conversation.id})
+
+        async def commit(cid: str, turn: dict[str, Any]) -> Mapping[str, Any]:
+            committed = await self.client.commit_turn(cid, turn)
+            await platform.ack(event_id)
+            return dict(committed or {})
+
+        return event, commit
 
     async def settled(self) -> None:
         """Wait until the conversation layers' background work is done (automatic

@@ -111,5 +111,5 @@ def _applies(when: str, conversation: RuntimeConversation) -> bool:
     if when == "always":
         return True
     if when == "proactive":
-        return conversation.turn.proactive
+        return conversation.turn.unasked  # the manifest's word for an unasked turn
     return conversation.kind == when

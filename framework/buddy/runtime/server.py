@@ -22,40 +22,35 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from buddy.capabilities import (
-    EventKind,
-    conversation_layers,
-    event_kinds,
-    persona_layer,
-    resolve,
-    start,
-)
-from buddy.capabilities.turn import Layered
 from buddy.compile.blueprint import Blueprint
 from buddy.errors import PlatformError, SupersededError
-from buddy.models.base import Message, Model, ToolCall
+from buddy.extend import (
+    conversation_layers,
+    start,
+)
+from buddy.models.base import Message, Model
 from buddy.platform.api import PlatformClient
-from buddy.platform.conversation import Resources
+from buddy.platform.conversation import prepare
 from buddy.platform.protocol.events import Event
+from buddy.runtime import history
+from buddy.runtime.history import records_to_messages, summarised
 from buddy.runtime.hooks import HookRunner
-from buddy.runtime.loop import REDACTED, STEP_LIMIT, AgentEvent, AgentLoop
-from buddy.runtime.state import RuntimeConversation, TurnState
+from buddy.runtime.loop import AgentEvent, AgentLoop
+from buddy.runtime.state import RuntimeConversation
 from buddy.runtime.tools import build_tools
+from buddy.runtime.turn import TurnRunner
 
-__all__ = ["Buddy", "BuddyServer", "records_to_messages"]
+__all__ = ["Buddy", "BuddyServer", "records_to_messages"]  # the last: runtime.history's
 
 log = logging.getLogger("buddy.runtime")
 
 IDLE_SECONDS = 30 * 60
-COMPACT_AFTER_TURNS = 40
-KEEP_RECENT_TURNS = 12
 PLATFORM_ATTEMPTS = 4  # a build or a commit, on transient failures: attempts in all
 PLATFORM_BACKOFF = 0.5  # seconds before the second attempt, doubled per attempt
 TURN_RETRIES = 3  # a turn that failed transiently is run again this many times
@@ -67,78 +62,6 @@ T = TypeVar("T")
 def _transient(exc: PlatformError) -> bool:
     """Whether trying again may help: the platform was unreachable, too slow, or failed (5xx)."""
     return exc.status == 0 or exc.status >= 500
-
-
-def _user_text(record: Mapping[str, Any], kinds: Mapping[str, EventKind]) -> str:
-    sender = record.get("sender")
-    text = record.get("user_text") or ""
-    kind = kinds.get(str(record.get("event_type")))
-    if kind is not None:
-        return kind.history
-    if isinstance(sender, dict) and record.get("group"):
-        return f"[{sender.get('name')} #{sender.get('member_id')}] {text}"
-    return str(text)
-
-
-def records_to_messages(records: Sequence[Mapping[str, Any]], *, group: bool) -> list[Message]:
-    """Model history from stored turn records (redacted steps stay redacted).
-
-    A model step is stored as its reasoning, its text and its tool calls, in that order;
-    each becomes one assistant message carrying the reasoning (providers such as
-    DeepSeek want it back with every tool-calling step of the history).
-    """
-    messages: list[Message] = []
-    kinds = event_kinds()
-    for record in records:
-        messages.append(Message("user", _user_text({**record, "group": group}, kinds)))
-        pending: list[ToolCall] = []
-        text = reasoning = ""
-
-        def flush() -> None:
-            nonlocal pending, text, reasoning
-            if pending:
-                messages.append(
-                    Message("assistant", text, tool_calls=tuple(pending), reasoning=reasoning)
-                )
-                pending, text, reasoning = [], "", ""
-
-        for step in record.get("steps", []):
-            kind = step.get("type")
-            if kind == "reasoning":
-                flush()
-                reasoning = REDACTED if step.get("redacted") else str(step.get("content") or "")
-            elif kind == "text":
-                flush()
-                text = REDACTED if step.get("redacted") else str(step.get("content") or "")
-            elif kind == "tool_call":
-                arguments = (
-                    "{}"
-                    if step.get("redacted")
-                    else json.dumps(step.get("content"), ensure_ascii=False)
-                )
-                pending.append(ToolCall(str(step.get("call_id")), str(step.get("tool")), arguments))
-            elif kind == "tool_result":
-                flush()
-                content = REDACTED if step.get("redacted") else step.get("content")
-                shown = (
-                    content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
-                )
-                messages.append(
-                    Message(
-                        "tool",
-                        shown,
-                        tool_call_id=str(step.get("call_id")),
-                        name=str(step.get("tool")),
-                        is_error=bool(step.get("is_error")),
-                    )
-                )
-        if pending:
-            flush()
-        elif text:
-            messages.append(Message("assistant", text, reasoning=reasoning))
-        elif record.get("reply"):
-            messages.append(Message("assistant", str(record["reply"]), reasoning=reasoning))
-    return messages
 
 
 class Buddy:
@@ -160,9 +83,10 @@ class Buddy:
         self.blueprint = blueprint
         self.client = client
         self.model = model
-        self.resources = Resources.load(blueprint.resources)
+        prepare(blueprint)  # what its conversations share (resources), read once
         self.loop = AgentLoop(model, build_tools(blueprint), HookRunner(blueprint))
         self.layers = conversation_layers(blueprint, client, model, layer_model)
+        self.turns = TurnRunner(blueprint, self.loop, self.layers)
 
     async def start(self) -> None:
         """Tell the platform what it must know of the buddy: every capability's start-up
@@ -219,7 +143,8 @@ class BuddyServer:
         self._stopped = asyncio.Event()  # wakes re-runs waiting out their backoff
         self._reader: asyncio.Task[None] | None = None
         self.buddy_id = buddy_id
-        self.kinds = event_kinds()  # the event types capabilities turn into turns
+        self.kinds = buddy.turns.kinds  # the event types capabilities turn into turns
+        self._unknown: set[str] = set()  # the types none handles, warned about once each
         self._identity: PlatformError | None = None  # set when the identity is wrong
         self._identity_checked = buddy_id is None
 
@@ -238,7 +163,7 @@ class BuddyServer:
                 if self._stopping:
                     break
                 self._check_identity()  # the gateway's hello came before any event
-                self._dispatch(event)
+                await self._dispatch(event)
         except asyncio.CancelledError:
             if self._identity is not None:
                 await self._drain()
@@ -304,7 +229,10 @@ class BuddyServer:
                 )
                 task.cancel()
 
-    def _dispatch(self, event: Event) -> None:
+    async def _dispatch(self, event: Event) -> None:
+        if not self.buddy.turns.handles(event.type):
+            await self._skip(event)
+            return
         cid = event.conversation_id
         if cid is None:
             return
@@ -312,13 +240,29 @@ class BuddyServer:
         if session is None or session.worker is None or session.worker.done():
             self.sessions.pop(cid, None)
             task = asyncio.create_task(self._conversation(cid, event))
-            placeholder = _Session(
-                RuntimeConversation(self.client, cid, "private", self.buddy.resources), False
-            )
+            placeholder = _Session(RuntimeConversation(self.client, cid, "private"), False)
             placeholder.worker = task
             self.sessions[cid] = placeholder
             return
         session.queue.put_nowait(event)
+
+    async def _skip(self, event: Event) -> None:
+        """An event of a type no registered capability turns into a turn (a platform newer
+        than this buddy, a capability not installed): warned about once per type in this
+        process, acknowledged — it can never be handled here, and unacknowledged it would be
+        delivered again on every connection — and skipped."""
+        if event.type not in self._unknown:
+            self._unknown.add(event.type)
+            log.warning(
+                "event type %r: no capability of this buddy handles it (it handles %s);"
+                " its events are acknowledged and skipped, starting with %s",
+                event.type,
+                ", ".join(["message", *self.kinds]),
+                event.id,
+            )
+        else:
+            log.debug("event %s of unhandled type %r skipped", event.id, event.type)
+        await self.client.ack(event.id)
 
     async def _conversation(self, cid: str, first: Event) -> None:
         """The conversation's worker: its events one at a time, in arrival order.
@@ -437,7 +381,6 @@ class BuddyServer:
             self.client,
             cid,
             kind,
-            self.buddy.resources,
             blueprint=self.buddy.blueprint,
             members=members,
         )
@@ -454,70 +397,23 @@ class BuddyServer:
     async def _load_history(self, session: _Session) -> None:
         """The model history: the stored turns after the summary (the most recent ones)."""
         records = await self.client.turns(session.conversation.id, session.covers_until)
-        recent = list(records)[-KEEP_RECENT_TURNS * 3 :]
+        recent = list(records)[-history.KEEP_RECENT_TURNS * 3 :]
         session.history = records_to_messages(recent, group=session.group)
-
-    def _system(self, session: _Session, kind: EventKind | None, layered: Sequence[Layered]) -> str:
-        conversation = session.conversation
-        context = persona_layer(self.buddy.blueprint, example=False)
-        for part in layered:
-            context.update(part.context)
-        prompt = self.buddy.blueprint.persona.render(
-            kind=conversation.kind, conversation_id=conversation.id, layer=context
-        )
-        if session.summary:
-            prompt += f"\n\n## 之前聊过的内容（摘要）\n{session.summary}"
-        prompt += "".join(f"\n\n{part.prompt}" for part in layered if part.prompt)
-        if kind is not None and kind.prompt:
-            prompt += resolve(kind.prompt)(self.buddy.blueprint)
-        return prompt
-
-    def _user(self, session: _Session, event: Event, kind: EventKind | None) -> Message:
-        payload = event.payload
-        if kind is not None:  # a capability's event: its own words for the model
-            return Message("user", resolve(kind.user)(payload))
-        text = str(payload.get("text", ""))
-        sender = payload.get("sender") or {}
-        if session.group:
-            return Message("user", f"[{sender.get('name')} #{sender.get('member_id')}] {text}")
-        return Message("user", text)
 
     async def _handle(self, session: _Session, event: Event) -> None:
         session.last_active = time.monotonic()
-        kind = self.kinds.get(event.type)
-        unasked = kind is not None and kind.unasked
         conversation = session.conversation
-        conversation.turn = TurnState(proactive=unasked)
         listener = self.on_event
         emit = (lambda e: listener(conversation.id, e)) if listener is not None else None
-        layered = [await layer.before(conversation, event) for layer in self.buddy.layers]
-        outcome = await self.buddy.loop.run(
-            self._system(session, kind, layered),
-            session.history,
-            self._user(session, event, kind),
+        turn = await self.buddy.turns.run(
             conversation,
-            emit,
+            event,
+            session.history,
+            self._commit,
+            summary=session.summary,
+            emit=emit,
         )
-        reply = outcome.reply
-        if (
-            kind is not None
-            and kind.unasked
-            and reply is not None
-            and reply.strip() in (kind.skip, "")
-        ):
-            reply = None
-        if unasked and (outcome.error is not None or reply == STEP_LIMIT):
-            reply = None  # nobody asked: an unasked turn that failed says nothing
-        turn = {
-            "event_id": event.id,
-            "reply": reply,
-            "question": conversation.turn.question,
-            "steps": outcome.steps,
-            "data_read": outcome.data_read,
-        }
-        committed = await self._commit(conversation.id, turn)
-        for layer in self.buddy.layers:
-            await layer.after(conversation, event, turn)
+        outcome, committed = turn.outcome, turn.committed
         status = committed.get("status")
         if status == "duplicate":
             # Committed before — by an attempt whose answer was lost, or by an earlier run
@@ -532,10 +428,10 @@ class BuddyServer:
             session.history.extend(outcome.messages)
         session.turns += 1
         await self.client.ack(event.id)
-        if session.turns >= COMPACT_AFTER_TURNS:
+        if session.turns >= history.COMPACT_AFTER_TURNS:
             await self._compact(session)
 
-    async def _commit(self, cid: str, turn: dict[str, Any]) -> dict[str, Any]:
+    async def _commit(self, cid: str, turn: dict[str, Any]) -> Mapping[str, Any]:
         """Commit a turn, retrying transient failures (the commit is idempotent on the event).
 
         Returns:
@@ -570,16 +466,10 @@ class BuddyServer:
                 "could not read the turns of %s to compact them: %s", session.conversation.id, exc
             )
             return
-        if len(records) <= KEEP_RECENT_TURNS:
+        if len(records) <= history.KEEP_RECENT_TURNS:
             return
-        older = records[:-KEEP_RECENT_TURNS]
-        lines = [session.summary] if session.summary else []  # earlier turns, already summarised
-        for record in older:
-            said = _user_text({**record, "group": session.group}, self.kinds)
-            lines.append(f"- 对方：{said[:200]}")
-            if record.get("reply"):
-                lines.append(f"  我：{str(record['reply'])[:200]}")
-        text = "\n".join(lines)[-16_000:]
+        older = records[: -history.KEEP_RECENT_TURNS]
+        text = summarised(session.summary, older, group=session.group, kinds=self.kinds)
         covers_until = float(older[-1]["created_at"])
         try:
             await self.client.put_summary(session.conversation.id, text, covers_until)

@@ -16,11 +16,10 @@ from contextvars import ContextVar
 from typing import Any
 from urllib.parse import urlsplit
 
-from buddy.capabilities.proactive.conversation import subscription_request
-from buddy.capabilities.turn import DATA_READ_REFUSAL, TurnState
 from buddy.compile.blueprint import Blueprint
+from buddy.extend.turn import DATA_READ_REFUSAL, TurnState
 from buddy.platform.api import PlatformClient
-from buddy.platform.conversation import Conversation, Kind, Resources
+from buddy.platform.conversation import Conversation, Kind
 
 __all__ = [
     "CURRENT_TURN",
@@ -28,7 +27,6 @@ __all__ = [
     "RuntimeConversation",
     "TurnState",
     "install_log_redaction",
-    "subscription_request",
 ]
 
 #: The turn being run in this task (set by the agent loop), for the log redaction below.
@@ -101,13 +99,12 @@ class RuntimeConversation(Conversation):
         client: PlatformClient,
         conversation_id: str,
         kind: Kind,
-        resources: Resources,
         *,
         blueprint: Blueprint | None = None,
         members: Mapping[str, str] | None = None,
     ) -> None:
         facades = blueprint.facades if blueprint is not None else None
-        super().__init__(client, conversation_id, kind, resources, facades=facades)
+        super().__init__(client, conversation_id, kind, facades=facades)
         self.members: dict[str, str] = dict(members or {})
         self._bound = tuple(self.parts.values())
         if blueprint is not None:

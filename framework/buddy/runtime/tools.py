@@ -11,9 +11,11 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
+import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from functools import partial
+from datetime import date
+from functools import cache, partial
 from typing import Any
 
 from buddy.compile.blueprint import Blueprint, ToolSpec
@@ -22,6 +24,7 @@ from buddy.runtime.plugins import load_handler
 from buddy.runtime.state import RuntimeConversation
 
 __all__ = [
+    "CHECKED_FORMATS",
     "DEFAULT_TOOL_TIMEOUT",
     "Tool",
     "ToolResult",
@@ -68,6 +71,68 @@ def result_of(value: Any) -> ToolResult:
         return ToolResult.of(str(value), details=value)
 
 
+#: The ``format`` values checked in tool arguments, each with an example the model reads
+#: when a value is not of it. Any other format is an annotation only (as JSON Schema
+#: allows); a fixed list, so what is checked does not depend on optional packages.
+CHECKED_FORMATS = {
+    "date": "2026-12-03",
+    "date-time": "2026-12-03T08:00:00+08:00",
+    "time": "08:30:00+08:00",
+    "email": "name@example.com",
+    "idn-email": "小明@example.com",
+    "ipv4": "192.0.2.1",
+    "ipv6": "2001:db8::1",
+    "uuid": "123e4567-e89b-12d3-a456-426614174000",
+    "regex": "^[0-9]+$",
+}
+
+# RFC 3339 (what JSON Schema's date-time and time are): ``T`` and ``Z`` in either case,
+# seconds required, an offset required.
+_TIME = r"([01]\d|2[0-3]):([0-5]\d):([0-5]\d|60)(\.\d+)?([Zz]|[+-]([01]\d|2[0-3]):[0-5]\d)"
+_DATE_TIME = re.compile(rf"(\d{{4}}-\d{{2}}-\d{{2}})[Tt]{_TIME}", re.ASCII)
+_FULL_TIME = re.compile(_TIME, re.ASCII)
+
+
+def _is_date_time(value: object) -> bool:
+    if not isinstance(value, str):
+        return True  # a format applies to strings only
+    matched = _DATE_TIME.fullmatch(value)
+    if matched is None:
+        return False
+    try:
+        date.fromisoformat(matched[1])
+    except ValueError:
+        return False
+    return True
+
+
+def _is_time(value: object) -> bool:
+    return not isinstance(value, str) or _FULL_TIME.fullmatch(value) is not None
+
+
+@cache
+def _format_checker() -> Any:
+    """The checker of :data:`CHECKED_FORMATS`, made once (jsonschema is imported late)."""
+    import jsonschema
+
+    checker = jsonschema.FormatChecker(
+        [f for f in CHECKED_FORMATS if f not in ("date-time", "time")]
+    )
+    checker.checks("date-time")(_is_date_time)
+    checker.checks("time")(_is_time)
+    return checker
+
+
+def _problem(error: Any) -> str:
+    """One argument problem for the model; a format one in Chinese, with an example."""
+    where = "/".join(str(p) for p in error.path) or "(参数)"
+    if error.validator == "format" and error.validator_value in CHECKED_FORMATS:
+        shown = json.dumps(error.instance, ensure_ascii=False)
+        example = CHECKED_FORMATS[error.validator_value]
+        return f"参数不符合要求：{where}: {shown} 不是 {error.validator_value} 格式（如 {example}）"
+    return f"参数不符合要求：{where}: {error.message}"
+
+
 @dataclass
 class Tool:
     """A tool the model can call."""
@@ -88,13 +153,13 @@ class Tool:
         if self._validator is None:
             import jsonschema  # ~50 ms to import: paid on the first call, not at start-up
 
-            self._validator = jsonschema.Draft202012Validator(dict(self.parameters))
+            self._validator = jsonschema.Draft202012Validator(
+                dict(self.parameters), format_checker=_format_checker()
+            )
         if self._validator.is_valid(params):
             return None
         errors = sorted(self._validator.iter_errors(params), key=lambda e: list(e.path))
-        first = errors[0]
-        where = "/".join(str(p) for p in first.path) or "(参数)"
-        return f"参数不符合要求：{where}: {first.message}"
+        return _problem(errors[0])
 
 
 def json_result(value: Any) -> ToolResult:
@@ -114,7 +179,7 @@ def _platform(reference: str) -> Execute:
     async def execute(call_id: str, p: dict[str, Any], c: RuntimeConversation) -> ToolResult:
         nonlocal function
         if function is None:
-            from buddy.capabilities import resolve
+            from buddy.extend import resolve
 
             function = resolve(reference)
         return await function(call_id, p, c)
@@ -163,7 +228,7 @@ def _declarative(spec: ToolSpec) -> Execute:
     async def execute(call_id: str, p: dict[str, Any], c: RuntimeConversation) -> ToolResult:
         nonlocal function
         if function is None:
-            from buddy.capabilities import resolve
+            from buddy.extend import resolve
 
             function = resolve(spec.execute)
         rendered = {f: _render(t, p) for f, t in templates.items() if f != "reply"}

@@ -17,11 +17,12 @@ This package also ships both schemas (package data next to this module, kept cur
 
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path
 from typing import Literal
 
-from buddy.compile.project import find_project_root
+from buddy.compile.project import find_project_root, not_regular
 
 __all__ = [
     "FOLDER",
@@ -73,6 +74,9 @@ def place(root: Path, name: str) -> Path:
 
 def _write(target: Path, name: str) -> Status:
     content = text(name)
+    kind = not_regular(target)
+    if kind is not None:  # never opened: a FIFO would block the reader (and writer) forever
+        raise OSError(errno.EINVAL, f"this file is {kind}, not a regular file", str(target))
     try:
         before: str | None = target.read_text(encoding="utf-8")
     except FileNotFoundError:

@@ -82,6 +82,7 @@ class LocalPlatform:
         self._app: Any = None
         # The platform's store when it runs in this process (waits watch its changes).
         self._store: Store | None = None
+        self._platform: Platform | None = None  # its state, for :meth:`emit`
         self._transport: httpx.AsyncBaseTransport | None = None
         if sockets:
             self.http = httpx.AsyncClient(base_url=self.url, timeout=30)
@@ -95,10 +96,12 @@ class LocalPlatform:
         if self.sockets:
             app = self.app()
             self._store = _store_of(app)
+            self._platform = _platform_of(app)
             await self._serving.enter_async_context(served(app, self.port, lifespan="on"))
             return self
         self._app = self.app()
         self._store = _store_of(self._app)
+        self._platform = _platform_of(self._app)
         await self._serving.enter_async_context(self._app.router.lifespan_context(self._app))
         self._transport = httpx.ASGITransport(app=self._app)
         self.http = httpx.AsyncClient(transport=self._transport, base_url=self.url, timeout=30)
@@ -171,6 +174,20 @@ class LocalPlatform:
         )
         return str(sent["event_id"])
 
+    async def emit(
+        self, identity: str, type_: str, conversation_id: str | None, payload: dict[str, Any]
+    ) -> str:
+        """Store an event of any type for ``identity`` and deliver it, as the platform's
+        own parts do (a proactive run, a consent answer): an event no ``/dev`` route makes —
+        a capability's own type, or one no capability of the buddy knows. Its id.
+
+        Raises:
+            RuntimeError: The app served is wrapped in another (:meth:`app` overridden).
+        """
+        if self._platform is None:
+            raise RuntimeError("emit needs the dev platform's own app, not one wrapped in another")
+        return await self._platform.emit(identity, type_, conversation_id, payload)
+
     async def events(self, identity: str) -> list[dict[str, Any]]:
         """Every event of an identity, with ``acked_at``."""
         events: list[dict[str, Any]] = await self._json(
@@ -231,8 +248,14 @@ class LocalPlatform:
 
 def _store_of(app: Any) -> Store | None:
     """The store of a dev platform app (``None`` for an app wrapped in another)."""
+    platform = _platform_of(app)
+    return platform.store if platform is not None else None
+
+
+def _platform_of(app: Any) -> Platform | None:
+    """The state of a dev platform app (``None`` for an app wrapped in another)."""
     platform = getattr(getattr(app, "state", None), "platform", None)
-    return platform.store if isinstance(platform, Platform) else None
+    return platform if isinstance(platform, Platform) else None
 
 
 @contextlib.asynccontextmanager

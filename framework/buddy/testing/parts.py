@@ -1,5 +1,5 @@
-"""What a capability's scenario words are given (:class:`~buddy.capabilities.StepAction`,
-:class:`~buddy.capabilities.StepExpect`): the runner of one scenario (:class:`StepRun`)
+"""What a capability's scenario words are given (:class:`~buddy.extend.StepAction`,
+:class:`~buddy.extend.StepExpect`): the runner of one scenario (:class:`StepRun`)
 and the checker of a scenario file (:class:`StepCheck`). The scenario runner and reader
 implement them; a capability's ``scenario.py`` uses only what is here."""
 
@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from buddy.manifest.yamlio import YamlPath
     from buddy.runtime.server import BuddyServer
     from buddy.testing.local import LocalPlatform
-    from buddy.testing.scenarios import LayerScript
+    from buddy.testing.scripted_model import LayerScript
 
 __all__ = ["StepCheck", "StepRun"]
 

@@ -5,24 +5,20 @@ located errors are in :mod:`buddy.testing.scenario_format`; the expectations in
 :mod:`buddy.testing.expectations`. This module runs a scenario: a fresh dev platform (in
 this process over an in-memory database, or on loopback over a temporary one), the buddy
 against it with the scripted model (or a real one), and the users' actions through the
-platform's dev endpoints — the same path as ``tests/runtime/test_e2e.py``. Its names
-include the format's, so ``buddy.testing.scenarios`` is the one import a caller needs.
+platform's dev endpoints — the same path as ``tests/runtime/test_e2e.py``. The models the
+buddy talks to are in :mod:`buddy.testing.scripted_model`, what a run reports in
+:mod:`buddy.testing.scenario_results`. Its names include the format's, so
+``buddy.testing.scenarios`` is the one import a caller needs.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import io
-import itertools
 import json
-import logging
-import re
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Iterator, Sequence
-from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, NoReturn
@@ -30,47 +26,34 @@ from zoneinfo import ZoneInfo
 
 import httpx
 
-from buddy.capabilities import resolve, step_actions, step_expects
-from buddy.capabilities.proactive.events import SKIP_MARKER
 from buddy.compile.blueprint import Blueprint
-from buddy.errors import ModelError, PlatformError
+from buddy.errors import PlatformError
+from buddy.extend import resolve, step_actions, step_expects
 from buddy.manifest.locate import loc_of
 from buddy.manifest.yamlio import YamlPath, format_path
-from buddy.models.base import (
-    Done,
-    Message,
-    Model,
-    ModelRequest,
-    ModelResponse,
-    StreamEvent,
-    TextDelta,
-    ToolCall,
-    Usage,
-)
-from buddy.testing.expectations import (
-    CallSeen,
-    CoreExpect,
-    Observed,
-    ResultSeen,
-    check,
-)
+from buddy.models.base import Model
+from buddy.testing.expectations import CoreExpect, Observed, check
 from buddy.testing.local import LocalPlatform, running_buddy
-from buddy.testing.scenario_format import (
+from buddy.testing.scenario_format import Suite, read_suite
+from buddy.testing.scenario_models import (
     CLOCK_TIMEZONE,
-    PLACEHOLDER,
     SCHEMA_ID,
-    CallScript,
     CoreScenario,
     CoreStep,
     ModelTurn,
-    Suite,
     actions,
-    calls_of,
     duration_seconds,
     modifiers,
-    read_suite,
     scenario_json_schema,
     schema_text,
+)
+from buddy.testing.scenario_results import Failure, ScenarioResult, StepError, capture_logs
+from buddy.testing.scripted_model import (
+    LayerScript,
+    ScenarioModel,
+    Scripted,
+    as_text,
+    scripted_responses,
 )
 
 __all__ = [
@@ -105,317 +88,11 @@ def __getattr__(name: str) -> Any:
 # ---------------------------------------------------------------- running
 
 
-@dataclass(frozen=True, slots=True)
-class Failure:
-    """A located failure (or note) of a scenario run."""
-
-    file: str
-    line: int
-    column: int
-    path: str
-    message: str
-
-    def __str__(self) -> str:
-        field_path = f" [{self.path}]" if self.path else ""
-        return f"{self.file}:{self.line}:{self.column}: {self.message}{field_path}"
-
-
-@dataclass
-class ScenarioResult:
-    """The outcome of one scenario.
-
-    Attributes:
-        name: The scenario's name.
-        file: Its file, as shown.
-        line: Where it starts.
-        failures: What failed (a scenario stops after its first failing step).
-        notes: Checks skipped against a real model.
-        seconds: How long it ran.
-        log: What the buddy logged meanwhile (warnings and errors).
-    """
-
-    name: str
-    file: str
-    line: int
-    failures: list[Failure] = field(default_factory=list)
-    notes: list[Failure] = field(default_factory=list)
-    seconds: float = 0.0
-    log: str = ""
-
-    @property
-    def passed(self) -> bool:
-        """Whether nothing failed."""
-        return not self.failures
-
-
-class _StepError(Exception):
-    """An action of a step could not be done; ``path`` says where it is written."""
-
-    def __init__(self, path: YamlPath, message: str) -> None:
-        super().__init__(message)
-        self.path = path
-        self.message = message
-
-
-@dataclass(frozen=True, slots=True)
-class _Scripted:
-    """A scripted response: where it is written, and its calls' arguments (unresolved)."""
-
-    path: YamlPath
-    text: str
-    reasoning: str
-    calls: tuple[CallScript, ...]
-
-
-def _script(step_path: YamlPath, items: Sequence[str | ModelTurn]) -> list[_Scripted]:
-    out: list[_Scripted] = []
-    for index, turn in enumerate(items):
-        path = (*step_path, "model", index)
-        if isinstance(turn, str):
-            out.append(_Scripted(path, turn, "", ()))
-            continue
-        text = SKIP_MARKER if turn.skip else (turn.say or "")
-        out.append(_Scripted(path, text, turn.think or "", tuple(calls_of(turn, path))))
-    return out
-
-
-class _ScenarioModel(Model):
-    """The model a scenario's buddy talks to: the scripted responses, or a real model.
-
-    It also records every tool call the model made and every result it read. Results are
-    taken from each request's messages (what the model read, before any
-    redaction); results of a call that ended the turn are taken from the stored record.
-    """
-
-    name = "test:scenario"
-
-    def __init__(self, inner: Model | None) -> None:
-        self.inner = inner
-        if inner is not None:
-            self.name = inner.name
-        self.ids = itertools.count(1)
-        self.seen: set[str] = set()
-        self.latest: dict[str, str] = {}
-        self.begin((), None, written=False)
-
-    def begin(self, anchor: YamlPath, script: list[_Scripted] | None, *, written: bool) -> None:
-        """Start a step: its responses, and fresh lists of what it produced.
-
-        Args:
-            anchor: The key a script problem is reported at: the step's `model` when
-                ``written``, else its action.
-            script: The responses, or ``None`` for a real model.
-            written: Whether the step has a ``model:`` list.
-        """
-        self.anchor = anchor
-        self.script = script or []
-        self.scripted = script is not None
-        self.written = written
-        self.used = 0
-        self.asked = 0
-        self.calls: list[CallSeen] = []
-        self.results: list[ResultSeen] = []
-        self.problems: list[tuple[YamlPath, str, bool]] = []  # (where, what, at the key)
-
-    def absorb(self, messages: Sequence[Message]) -> None:
-        """Record tool results not seen before."""
-        for message in messages:
-            if message.role != "tool" or message.tool_call_id is None:
-                continue
-            self.result(message.tool_call_id, str(message.name), message.content, message.is_error)
-
-    def result(self, call_id: str, name: str, text: str | None, is_error: bool) -> None:
-        """Record one tool result (once per call id)."""
-        if call_id in self.seen:
-            return
-        self.seen.add(call_id)
-        self.results.append(ResultSeen(call_id, name, text, is_error))
-        if text is not None:
-            self.latest[name] = text
-
-    def _responded(self, response: ModelResponse) -> None:
-        for call in response.tool_calls:
-            try:
-                args: Any = json.loads(call.arguments or "{}")
-            except ValueError:
-                args = call.arguments
-            self.calls.append(CallSeen(call.id, call.name, args))
-
-    async def request(self, request: ModelRequest) -> ModelResponse:
-        """Answer with the next scripted response (or the real model's)."""
-        self.absorb(request.messages)
-        if self.inner is not None:
-            response = await self.inner.request(request)
-        else:
-            response = self._next()
-        self._responded(response)
-        return response
-
-    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
-        """Like :meth:`request`, streamed (a real model streams as usual)."""
-        self.absorb(request.messages)
-        if self.inner is not None:
-            async for event in self.inner.stream(request):
-                if isinstance(event, Done):
-                    self._responded(event.response)
-                yield event
-            return
-        response = self._next()
-        self._responded(response)
-        if response.text:
-            yield TextDelta(response.text)
-        yield Done(response)
-
-    def _next(self) -> ModelResponse:
-        self.asked += 1
-        if self.used >= len(self.script) or self.problems:
-            if not self.problems:
-                have = (
-                    f"`model:` scripts {len(self.script)}"
-                    if self.written
-                    else "the step has no `model:`"
-                )
-                self.problems.append(
-                    (
-                        self.anchor,
-                        f"the buddy asked the model for response {self.asked} of this step, but "
-                        + have,
-                        True,
-                    )
-                )
-            raise ModelError(self.name, "no scripted response left")
-        scripted = self.script[self.used]
-        self.used += 1
-        try:
-            calls = tuple(
-                ToolCall(
-                    f"call_{next(self.ids)}",
-                    call.tool,
-                    json.dumps(self._resolve(call.args, call.args_at), ensure_ascii=False),
-                )
-                for call in scripted.calls
-            )
-        except _StepError as exc:
-            self.problems.append((exc.path, exc.message, False))
-            raise ModelError(self.name, exc.message) from None
-        return ModelResponse(
-            text=scripted.text,
-            tool_calls=calls,
-            reasoning=scripted.reasoning,
-            usage=Usage(10, 5),
-            finish_reason="tool_calls" if calls else "stop",
-            model=self.name,
-        )
-
-    def _resolve(self, value: Any, path: YamlPath) -> Any:
-        if isinstance(value, str):
-            whole = PLACEHOLDER.fullmatch(value.strip())
-            if whole is not None:
-                return self._lookup(whole, path)
-            return PLACEHOLDER.sub(lambda m: _as_text(self._lookup(m, path)), value)
-        if isinstance(value, dict):
-            return {k: self._resolve(v, (*path, k)) for k, v in value.items()}
-        if isinstance(value, list):
-            return [self._resolve(v, (*path, i)) for i, v in enumerate(value)]
-        return value
-
-    def _lookup(self, match: re.Match[str], path: YamlPath) -> Any:
-        tool, dotted = match.group(1), match.group(2)
-        text = self.latest.get(tool)
-        if text is None:
-            raise _StepError(path, f"`{match.group(0)}`: {tool} has given no result yet")
-        if not dotted:
-            with contextlib.suppress(ValueError):
-                return json.loads(text)
-            return text
-        try:
-            value: Any = json.loads(text)
-        except ValueError:
-            raise _StepError(
-                path, f"`{match.group(0)}`: the result of {tool} is not JSON: {text[:120]!r}"
-            ) from None
-        for part in dotted.strip(".").split("."):
-            if isinstance(value, dict) and part in value:
-                value = value[part]
-            elif isinstance(value, list) and part.isdigit() and int(part) < len(value):
-                value = value[int(part)]
-            else:
-                has = (
-                    ", ".join(map(str, value)) if isinstance(value, dict) else type(value).__name__
-                )
-                raise _StepError(
-                    path,
-                    f"`{match.group(0)}`: the result of {tool} has no `{part}` (it has: {has})",
-                )
-        return value
-
-    def leftovers(self) -> None:
-        """Note scripted responses the step did not use (unless the script failed already:
-        then the rest going unused is only a consequence)."""
-        if self.scripted and not self.problems and self.used < len(self.script):
-            unused = self.script[self.used]
-            self.problems.append(
-                (
-                    unused.path,
-                    f"this step scripts {len(self.script)} model responses but the buddy asked "
-                    f"for {self.asked}: this one and any after it were not used",
-                    False,
-                )
-            )
-
-
 def _refusal(exc: Exception) -> str:
     """What the platform said when it refused an action (its code and reason)."""
     if isinstance(exc, PlatformError) and exc.status:
         return f"the platform refused ({exc.status} {exc.code or None}): {exc.reason}"
     return f"the platform refused: {exc}"
-
-
-def _as_text(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-
-
-class _LogCapture(logging.Handler):
-    """Collects what the buddy logs during a scenario (shown when it fails)."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.WARNING)
-        self.buffer = io.StringIO()
-        self.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.buffer.write(self.format(record) + "\n")
-
-
-@contextlib.contextmanager
-def _capture_logs() -> Iterator[_LogCapture]:
-    handler = _LogCapture()
-    logger = logging.getLogger("buddy")
-    logger.addHandler(handler)
-    try:
-        yield handler
-    finally:
-        logger.removeHandler(handler)
-
-
-class LayerScript(Model):
-    """The conversation layers' model in a scenario (automatic memory's extractor): it
-    answers what the step scripted (``extract:``, pushed by the capability's step key),
-    then ``{}`` — nothing found — so a scenario is deterministic and offline."""
-
-    name = "test:layer-script"
-
-    def __init__(self) -> None:
-        self.answers: list[str] = []
-        self.requests: list[ModelRequest] = []
-
-    def push(self, answer: str) -> None:
-        """What the next request is answered."""
-        self.answers.append(answer)
-
-    async def request(self, request: ModelRequest) -> ModelResponse:
-        self.requests.append(request)
-        return ModelResponse(text=self.answers.pop(0) if self.answers else "{}", model=self.name)
 
 
 class _Run:
@@ -438,7 +115,7 @@ class _Run:
         self.file = suite.file
         self.path = path
         self.scenario = scenario
-        self.model = _ScenarioModel(model)
+        self.model = ScenarioModel(model)
         self.exact = model is None
         self.timeout = timeout
         self.identity = f"{blueprint.name}-dev"
@@ -509,7 +186,7 @@ class _Run:
         return self.members[name] if name is not None else next(iter(self.members.values()))
 
     def fail(self, path: YamlPath, message: str) -> NoReturn:
-        raise _StepError(path, message)
+        raise StepError(path, message)
 
     async def _step(self, path: YamlPath, step: CoreStep) -> bool:
         """Run one step; ``False`` when it failed (the scenario stops there)."""
@@ -523,9 +200,9 @@ class _Run:
                 len(await self.platform.turns(self.cid)),
             )
         before, turns_before = self.after
-        script: list[_Scripted] | None = None
+        script: list[Scripted] | None = None
         if self.exact:
-            script = _script(path, step.model) if step.model is not None else []
+            script = scripted_responses(path, step.model) if step.model is not None else []
         written = step.model is not None
         anchor = (*path, "model") if written else (*path, action or "expect")
         self.model.begin(anchor, script, written=written)
@@ -541,7 +218,7 @@ class _Run:
             await self.platform.wait_acked(self.identity, timeout=self.timeout)
             for layer in self.server.buddy.layers:  # what the turn's message added
                 await asyncio.wait_for(layer.settled(), self.timeout)
-        except _StepError as exc:
+        except StepError as exc:
             failures.append(self.at(exc.path, exc.message))
         except TimeoutError:
             failures.append(
@@ -578,7 +255,7 @@ class _Run:
             )
             options = card["body"].get("options") or []
             if step.click not in options:
-                raise _StepError(
+                raise StepError(
                     path,
                     f"the last question card's options are {json.dumps(options, ensure_ascii=False)}; "
                     f"{step.click!r} is not one of them",
@@ -605,7 +282,7 @@ class _Run:
             and (not pending or m["body"].get("status") == "pending")
         ]
         if not cards:
-            raise _StepError(path, missing)
+            raise StepError(path, missing)
         card: dict[str, Any] = cards[-1]
         return card
 
@@ -620,7 +297,7 @@ class _Run:
             for record in turn.get("steps") or []:
                 if record.get("type") == "tool_result" and record.get("call_id"):
                     content = record.get("content")
-                    text = None if record.get("redacted") else _as_text(content)
+                    text = None if record.get("redacted") else as_text(content)
                     self.model.result(
                         str(record["call_id"]),
                         str(record.get("tool")),
@@ -678,7 +355,7 @@ async def run_scenario(
     result = ScenarioResult(scenario.name, suite.file, line)
     run = _Run(blueprint, suite, path, scenario, model, timeout, sockets)
     started = time.monotonic()
-    with _capture_logs() as logs:
+    with capture_logs() as logs:
         try:
             await run.go()
         except Exception as exc:  # the platform or the buddy broke: report, don't crash the run

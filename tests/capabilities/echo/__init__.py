@@ -1,14 +1,14 @@
 """A test capability, registered as a third party's would be: a manifest section (checked,
 compiled, rendered), one model tool, a part of the ``conversation`` object, a
-dev-platform part (a table and authenticated routes), and its words in scenario files
-(a step action and an expectation).
+dev-platform part (a table and authenticated routes), its words in scenario files
+(a step action and an expectation), and an event type of its own (``echo_ping``).
 
 It is not shipped; tests/test_capabilities.py registers it through the entry-point path
 of the registry."""
 
 from __future__ import annotations
 
-from buddy.capabilities import Capability, Section, StepAction, StepExpect
+from buddy.extend import Capability, EventKind, Section, StepAction, StepExpect
 from tests.capabilities.echo.tools import TOOLS
 
 CAPABILITY = Capability(
@@ -24,6 +24,11 @@ CAPABILITY = Capability(
         compile="tests.capabilities.echo.compile:compile_echo",
         render="tests.capabilities.echo.render:render_echo",
         heading="回声",
+    ),
+    events=(
+        EventKind(
+            "echo_ping", user="tests.capabilities.echo.events:user_message", history="[回声敲门]"
+        ),
     ),
     actions=(
         StepAction(

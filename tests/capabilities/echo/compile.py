@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from buddy.capabilities import SectionContext
+from buddy.extend import SectionContext
 from tests.capabilities.echo.compiled import EchoSettings
 from tests.capabilities.echo.manifest import EchoSection
 

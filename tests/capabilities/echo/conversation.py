@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from buddy.capabilities.turn import Bound
 from buddy.compile.blueprint import Blueprint
+from buddy.extend.turn import Bound
 from tests.capabilities.echo.compiled import EchoSettings
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from buddy.capabilities import PlatformTool, ToolContext, obj
+from buddy.extend import PlatformTool, ToolContext, obj
 
 ECHO_CHARS = 40  # the capability's own limit, used in its schema and its description
 ECHOES_MAX = 3  # kept per conversation

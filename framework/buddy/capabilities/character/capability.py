@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from buddy.capabilities import Capability, Section
+from buddy.extend import Capability, Section
 
 CAPABILITY = Capability(
     "character",
     "角色状态（由性格文件的数值驱动）",
     # The companion layer (automatic memory's) runs a character or lore without memory:.
-    layer="buddy.capabilities.memory.layer:make",
+    layer="buddy.capabilities.companion.engine:make",
     section=Section(
         "character",
         model="buddy.capabilities.character.manifest:CharacterSection",

@@ -23,13 +23,14 @@ from buddy.capabilities.character.limits import (
     parameter_names,
 )
 from buddy.capabilities.character.manifest import CharacterSettings
+from buddy.compile.project import not_regular
 from buddy.errors import Issue
 from buddy.manifest.locate import issue_at
 from buddy.manifest.schema import did_you_mean, duration_seconds
 from buddy.manifest.yamlio import Document, YamlPath, load_document
 
 if TYPE_CHECKING:
-    from buddy.capabilities import SectionContext
+    from buddy.extend import SectionContext
 
 __all__ = ["compile_character", "parameter_problem"]
 
@@ -68,6 +69,16 @@ def compile_character(context: SectionContext) -> CharacterSpec | None:
                     "trait-not-found",
                     f"trait file `{name}` not found",
                     "looked in: " + ", ".join(str(p) for p in context.search_path()),
+                )
+            continue
+        kind = not_regular(file)
+        if kind is not None:  # never opened: a FIFO would block the reader forever
+            if own:  # the persona's own are refused by the persona
+                context.error(
+                    where,
+                    "file-not-regular",
+                    f"trait file `{name}` is {kind}, not a regular file",
+                    f"{file} must be a trait file; replace it with an ordinary file",
                 )
             continue
         doc = load_document(file, str(file))

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from buddy.capabilities import Capability, EventKind, Section, StepAction, StepExpect
 from buddy.capabilities.data.tools import TOOLS
+from buddy.extend import Capability, EventKind, Section, StepAction, StepExpect
 
 CAPABILITY = Capability(
     "data",

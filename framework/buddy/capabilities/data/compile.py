@@ -16,7 +16,7 @@ from buddy.manifest.locate import issue_at, issues_from_validation
 from buddy.manifest.yamlio import Document, YamlPath, load_json
 
 if TYPE_CHECKING:
-    from buddy.capabilities import SectionContext
+    from buddy.extend import SectionContext
 
 __all__ = ["compile_data"]
 

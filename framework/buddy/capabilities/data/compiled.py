@@ -5,9 +5,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-__all__ = ["DataDeclaration", "DataRequirement"]
+if TYPE_CHECKING:
+    from buddy.compile.blueprint import Blueprint
+
+__all__ = ["DataDeclaration", "DataRequirement", "declared"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,3 +39,10 @@ class DataDeclaration:
     requirements: tuple[DataRequirement, ...]
     origin: Path | None = None
     after_read: Literal["platform", "strict"] = "platform"
+
+
+def declared(blueprint: Blueprint) -> DataDeclaration:
+    """The ``data:`` section of ``blueprint``: the declaration uploaded at start (empty
+    when it has none)."""
+    value: DataDeclaration | None = blueprint.sections.get("data")
+    return DataDeclaration(()) if value is None else value

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from buddy.capabilities.turn import Bound
+from buddy.extend.turn import Bound
 from buddy.platform.api import path_segment
 
 __all__ = ["DataAccess"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from buddy.capabilities.data.compiled import declared
 from buddy.capabilities.data.datasets import DATA_ACCESS_CAPABILITIES
 from buddy.compile.blueprint import Blueprint
 
@@ -16,7 +17,7 @@ def panel(blueprint: Blueprint) -> dict[str, Any]:
     return {
         "data": [
             {"id": r.id, "title": r.title, "purpose": r.purpose}
-            for r in blueprint.data.requirements
+            for r in declared(blueprint).requirements
         ],
         "catalogue": [
             {"id": key, "title": item.title} for key, item in DATA_ACCESS_CAPABILITIES.items()

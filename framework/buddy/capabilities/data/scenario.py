@@ -12,9 +12,10 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Discriminator, Field, Tag
 
-from buddy.capabilities import data_tools
+from buddy.capabilities.data.compiled import declared
 from buddy.capabilities.data.manifest import DatasetId
 from buddy.errors import PlatformError
+from buddy.extend import data_tools
 from buddy.testing.expectations import (
     Data,
     Miss,
@@ -147,14 +148,14 @@ def check_grant(value: Grant, path: YamlPath, check: StepCheck) -> None:
         check.issue(path, "member-required", f"in a group, `{name}` needs `member:`")
     blueprint = check.blueprint
     if blueprint is not None:
-        declared = [r.id for r in blueprint.data.requirements]
-        if value.dataset not in declared:
+        ids = [r.id for r in declared(blueprint).requirements]
+        if value.dataset not in ids:
             check.issue(
                 (*path, "dataset"),
                 "dataset-not-declared",
                 f"{blueprint.name} does not declare {value.dataset}; only declared datasets "
                 "can be granted",
-                f"declared: {', '.join(declared) or 'none'}",
+                f"declared: {', '.join(ids) or 'none'}",
             )
 
 

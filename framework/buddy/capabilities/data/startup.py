@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from buddy.capabilities.data.compiled import declared
+
 if TYPE_CHECKING:
     from buddy.compile.blueprint import Blueprint
     from buddy.platform.api import PlatformClient
@@ -22,6 +24,6 @@ async def upload_declaration(client: PlatformClient, blueprint: Blueprint) -> No
             "source": r.source,
             "schema_version": r.schema_version,
         }
-        for r in blueprint.data.requirements
+        for r in declared(blueprint).requirements
     ]
     await client.request("PUT", "data-access/declaration", body={"requirements": requirements})

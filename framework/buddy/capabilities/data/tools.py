@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from buddy.capabilities import PlatformTool, obj
 from buddy.capabilities.data.datasets import DATA_ACCESS_CAPABILITIES
 from buddy.capabilities.data.limits import (
     CALENDAR_DAYS_DEFAULT,
@@ -14,6 +13,7 @@ from buddy.capabilities.data.limits import (
     QUERY_DATASETS_MAX,
     REQUEST_REASON_CHARS,
 )
+from buddy.extend import PlatformTool, obj
 
 _RUN = "buddy.capabilities.data.execute"
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from buddy.capabilities.data.datasets import DATA_ACCESS_CAPABILITIES
 from buddy.capabilities.data.limits import (
@@ -23,7 +23,8 @@ from buddy.capabilities.data.limits import (
     QUERY_DATASETS_MAX,
     REQUEST_REASON_CHARS,
 )
-from buddy.platform.protocol.conversation import Wire
+from buddy.platform.limits import Refusal
+from buddy.platform.protocol.conversation import Integral, Wire, refused
 
 __all__ = [
     "DATASET_STATUSES",
@@ -49,6 +50,7 @@ __all__ = [
     "OneTimeResult",
     "QueryAnswer",
     "UploadedRequirement",
+    "dataset_refusal",
     "grant_version",
 ]
 
@@ -87,9 +89,28 @@ def _catalogued(value: str) -> str:
     return value
 
 
+def dataset_refusal(dataset: str) -> Refusal | None:
+    """Why ``dataset`` is not a dataset id (``400 dataset_unknown``), or ``None``."""
+    if dataset in DATA_ACCESS_CAPABILITIES:
+        return None
+    known = ", ".join(DATA_ACCESS_CAPABILITIES)
+    return Refusal(400, "dataset_unknown", f"{dataset} is not a dataset of the catalogue ({known})")
+
+
+def _known(dataset: str) -> str:
+    refusal = dataset_refusal(dataset)
+    if refusal is not None:
+        raise refused(refusal)
+    return dataset
+
+
 CatalogueId = Annotated[str, Field(json_schema_extra=_CATALOGUE_ENUM), AfterValidator(_catalogued)]
-# A dataset id the route checks itself (so an unknown one answers `dataset_unknown`).
-DatasetId = Annotated[str, Field(min_length=1, max_length=64, json_schema_extra=_CATALOGUE_ENUM)]
+# A catalogue dataset id; an unknown one answers `400 dataset_unknown`.
+DatasetId = Annotated[
+    str,
+    Field(min_length=1, max_length=64, json_schema_extra=_CATALOGUE_ENUM),
+    AfterValidator(_known),
+]
 MemberId = Annotated[str, Field(min_length=1, max_length=_MEMBER_ID_CHARS)]
 
 
@@ -104,9 +125,19 @@ class UploadedRequirement(Wire):
     purpose: str = Field(
         min_length=1, max_length=PURPOSE_CHARS, description="What the user reads before consenting."
     )
+    model_config = ConfigDict(
+        json_schema_extra={
+            # `source`, when given, is the catalogue's source of that id.
+            "anyOf": [
+                {"properties": {"id": {"const": key}, "source": {"enum": [entry.source, None]}}}
+                for key, entry in DATA_ACCESS_CAPABILITIES.items()
+            ]
+        }
+    )
+
     title: str | None = Field(default=None, min_length=1, max_length=REQUIREMENT_TITLE_CHARS)
     source: str | None = Field(default=None, min_length=1, max_length=32)
-    schema_version: int | None = Field(default=None, ge=1, le=1_000_000)
+    schema_version: Annotated[int, Field(ge=1, le=1_000_000), Integral] | None = None
 
     @model_validator(mode="after")
     def _source_matches(self) -> UploadedRequirement:
@@ -120,7 +151,20 @@ class Declaration(Wire):
     """``PUT /internal/v1/data-access/declaration``: the buddy's whole declaration (an
     empty list clears it)."""
 
-    requirements: list[UploadedRequirement] = Field(max_length=DECLARATION_REQUIREMENTS_MAX)
+    requirements: list[UploadedRequirement] = Field(
+        max_length=DECLARATION_REQUIREMENTS_MAX,
+        description="Each id at most once (checked by the route: `400 declaration_invalid`).",
+        json_schema_extra={
+            "allOf": [
+                {
+                    "contains": {"properties": {"id": {"const": key}}, "required": ["id"]},
+                    "minContains": 0,
+                    "maxContains": 1,
+                }
+                for key in DATA_ACCESS_CAPABILITIES
+            ]
+        },
+    )
 
 
 class DeclaredRequirement(BaseModel):
@@ -174,7 +218,35 @@ class QueryAnswer(BaseModel):
 
 
 class ConsentRequest(Wire):
-    """``POST /internal/v1/data-access/requests``: a consent card in a private chat."""
+    """``POST /internal/v1/data-access/requests``: a consent card in a private chat.
+
+    ``datasets`` are for (and required by) ``healthkit``, ``calendar_days`` for
+    ``calendar`` only (``400 request_invalid``); a dataset listed twice is
+    ``400 dataset_duplicate``.
+    """
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "anyOf": [
+                {
+                    "properties": {
+                        "kind": {"const": "healthkit"},
+                        "datasets": {"type": "array"},
+                        "calendar_days": {"type": "null"},
+                    },
+                    "required": ["datasets"],
+                },
+                {
+                    "properties": {
+                        "kind": {"const": "location"},
+                        "datasets": {"type": "null"},
+                        "calendar_days": {"type": "null"},
+                    }
+                },
+                {"properties": {"kind": {"const": "calendar"}, "datasets": {"type": "null"}}},
+            ]
+        }
+    )
 
     kind: ConsentKind
     reason: str = Field(
@@ -185,11 +257,12 @@ class ConsentRequest(Wire):
         min_length=1,
         max_length=QUERY_DATASETS_MAX,
         description="healthkit only, and required there: declared dataset ids.",
+        json_schema_extra={"uniqueItems": True},
     )
-    calendar_days: int | None = Field(
+    calendar_days: (
+        Annotated[int, Field(ge=CALENDAR_DAYS_MIN, le=CALENDAR_DAYS_MAX), Integral] | None
+    ) = Field(
         default=None,
-        ge=CALENDAR_DAYS_MIN,
-        le=CALENDAR_DAYS_MAX,
         description=f"calendar only; default {CALENDAR_DAYS_DEFAULT}.",
     )
     idempotency_key: str = Field(
@@ -197,6 +270,25 @@ class ConsentRequest(Wire):
         max_length=IDEMPOTENCY_KEY_CHARS,
         description="The same key in the same conversation answers the same request.",
     )
+
+    @model_validator(mode="after")
+    def _fields_of_kind(self) -> ConsentRequest:
+        def invalid(reason: str) -> Exception:
+            return refused(Refusal(400, "request_invalid", reason))
+
+        if self.kind == "healthkit":
+            if not self.datasets:
+                raise invalid("a healthkit request needs datasets")
+            seen: set[str] = set()
+            for dataset in self.datasets:
+                if dataset in seen:
+                    raise refused(Refusal(400, "dataset_duplicate", f"{dataset} is listed twice"))
+                seen.add(dataset)
+        elif self.datasets is not None:
+            raise invalid(f"datasets are for healthkit requests, not {self.kind}")
+        if self.calendar_days is not None and self.kind != "calendar":
+            raise invalid(f"calendar_days is for calendar requests, not {self.kind}")
+        return self
 
 
 class ConsentRequested(BaseModel):
@@ -269,11 +361,56 @@ class ConsentAnswered(BaseModel):
 
 
 class DevDataOverride(Wire):
-    """``PUT /dev/data``: replace a member's data of one dataset; ``null`` = no data."""
+    """``PUT /dev/data``: replace a member's data of one dataset; ``null`` = no data.
+
+    An item's fields are the catalogue's item fields of that dataset
+    (``400 item_field_unknown``).
+    """
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "anyOf": [
+                {
+                    "properties": {
+                        "dataset": {"const": key},
+                        "items": {
+                            "anyOf": [
+                                {
+                                    "type": "array",
+                                    "items": {
+                                        "type": "object",
+                                        "propertyNames": {"enum": list(entry.item_fields)},
+                                    },
+                                },
+                                {"type": "null"},
+                            ]
+                        },
+                    }
+                }
+                for key, entry in DATA_ACCESS_CAPABILITIES.items()
+            ]
+        }
+    )
 
     member_id: MemberId
     dataset: DatasetId
     items: list[dict[str, Any]] | None
+
+    @model_validator(mode="after")
+    def _item_fields(self) -> DevDataOverride:
+        fields = DATA_ACCESS_CAPABILITIES[self.dataset].item_fields
+        for index, item in enumerate(self.items or ()):
+            for key in item:
+                if key not in fields:
+                    raise refused(
+                        Refusal(
+                            400,
+                            "item_field_unknown",
+                            f"items.{index}.{key} is not a field of {self.dataset}"
+                            f" ({', '.join(fields)})",
+                        )
+                    )
+        return self
 
 
 class MemberData(BaseModel):

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from buddy.capabilities import Capability, Section
+from buddy.extend import Capability, Section
 
 CAPABILITY = Capability(
     "lore",
     "设定集（按关键词进入提示词的背景条目）",
     # The companion layer (automatic memory's) runs a character or lore without memory:.
-    layer="buddy.capabilities.memory.layer:make",
+    layer="buddy.capabilities.companion.engine:make",
     section=Section(
         "lore",
         model="buddy.capabilities.lore.manifest:LoreSection",

@@ -15,7 +15,7 @@ from buddy.manifest.locate import issue_at, validated
 from buddy.manifest.yamlio import load_document
 
 if TYPE_CHECKING:
-    from buddy.capabilities import SectionContext
+    from buddy.extend import SectionContext
 
 __all__ = ["compile_lore"]
 
@@ -30,7 +30,8 @@ def compile_lore(context: SectionContext) -> Lore | None:
     entries: list[LoreEntry] = []
     books = []
     for file in sorted(folder.glob("*.yaml")):
-        if not searched(file.name) or not file.is_file():
+        # Not only regular files: a FIFO book is refused by the reader, not skipped.
+        if not searched(file.name) or file.is_dir() or not file.exists():
             continue
         if not context.inside(file):
             context.report(context.outside_file(file, file.name))

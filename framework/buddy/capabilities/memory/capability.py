@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from buddy.capabilities import Capability, Section, StepAction, StepExpect, Uses
+from buddy.extend import Capability, Section, StepAction, StepExpect, Uses
 
 _RUN = "buddy.capabilities.memory.execute"
 _MODELS = "buddy.capabilities.memory.manifest"
@@ -16,7 +16,7 @@ CAPABILITY = Capability(
     page="buddy.capabilities.memory:playground.js",
     playground="buddy.capabilities.memory.playground:panel",
     attribute="memory",
-    layer="buddy.capabilities.memory.layer:make",
+    layer="buddy.capabilities.companion.engine:make",
     facade="buddy.capabilities.memory.conversation:Memory",
     section=Section(
         "memory",

@@ -19,13 +19,14 @@ from buddy.capabilities.memory.relations import (
     RelationFile,
     relation_problems,
 )
+from buddy.compile.project import not_regular
 from buddy.errors import Issue
 from buddy.manifest.locate import issue_at, validated
 from buddy.manifest.schema import did_you_mean, duration_seconds
 from buddy.manifest.yamlio import load_document
 
 if TYPE_CHECKING:
-    from buddy.capabilities import SectionContext
+    from buddy.extend import SectionContext
 
 __all__ = ["SHIPPED", "compile_memory", "shipped_names"]
 
@@ -94,6 +95,8 @@ def compile_memory(context: SectionContext) -> AutoMemory | None:
 
 
 def _find(context: SectionContext, reference: str) -> Path | None:
+    # What is on the search path, regular or not: a FIFO `relations/debt.yaml` is refused
+    # by _relation, not replaced by the shipped `debt`.
     if _BARE.match(reference):
         found = context.shared(f"relations/{reference}.yaml")
         if found is not None:
@@ -119,6 +122,15 @@ def _relation(context: SectionContext, index: int, reference: str) -> RelationSp
     if not file.resolve().is_relative_to(SHIPPED.resolve()):
         if not context.inside(file):
             context.report(context.outside_file(file, reference))
+            return None
+        kind = not_regular(file)
+        if kind is not None:  # never opened: a FIFO would block the reader forever
+            context.error(
+                ("relations", index),
+                "file-not-regular",
+                f"relation spec `{reference}` is {kind}, not a regular file",
+                f"{file} must be a relation spec file; replace it with an ordinary file",
+            )
             return None
         context.depends_on(file)
     shown = str(file)

@@ -6,11 +6,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from buddy.models.base import ModelSpec
 
-__all__ = ["AutoMemory", "RelationSpec", "SlotSpec"]
+if TYPE_CHECKING:
+    from buddy.compile.blueprint import Blueprint
+
+__all__ = ["AutoMemory", "RelationSpec", "SlotSpec", "declared"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,3 +104,9 @@ class AutoMemory:
     def relation(self, name: str) -> RelationSpec | None:
         """The relation called ``name``, if declared."""
         return next((r for r in self.relations if r.name == name), None)
+
+
+def declared(blueprint: Blueprint) -> AutoMemory | None:
+    """The ``memory:`` section of ``blueprint`` (automatic memory), or ``None``."""
+    value: AutoMemory | None = blueprint.sections.get("memory")
+    return value

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from buddy.capabilities.memory.limits import AUTO_KEY_PREFIX
-from buddy.capabilities.turn import DATA_READ_REFUSAL, Bound
 from buddy.errors import ToolError
+from buddy.extend.turn import DATA_READ_REFUSAL, Bound
 from buddy.platform.api import path_segment
 
 __all__ = ["Memory"]

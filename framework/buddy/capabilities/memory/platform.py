@@ -8,20 +8,23 @@ the entry count or the total size.
 from __future__ import annotations
 
 import sqlite3
-from typing import Annotated
+import sys
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Path, Request
+from pydantic import AfterValidator
 from starlette.convertors import Convertor, register_url_convertor
 
 from buddy.capabilities.memory.limits import (
     MEMORY_KEY_CHARS,
+    MEMORY_KEY_SCHEMA,
     memory_capacity_refusal,
     memory_key_refusal,
-    memory_text_refusal,
 )
 from buddy.capabilities.memory.wire import MemoryEntry, MemoryList, MemoryWrite
 from buddy.errors import Reject
 from buddy.platform.dev.core import ConversationRow, conversation, platform_of
+from buddy.platform.protocol.conversation import refused
 
 __all__ = ["LINKS", "PATH_CODES", "TABLES", "check_key", "router"]
 
@@ -39,14 +42,35 @@ CREATE TABLE IF NOT EXISTS memory (
 router = APIRouter(prefix="/internal/v1/memory", tags=["memory"])
 
 Conv = Annotated[ConversationRow, Depends(conversation)]
+
+
+def _key(key: str) -> str:
+    refusal = memory_key_refusal(key)
+    if refusal is not None:
+        raise refused(refusal)
+    return key
+
+
+def _key_schema(schema: dict[str, Any]) -> None:
+    # MEMORY_KEY_SCHEMA's `\s` is Python's whitespace (str.isspace), which the platform
+    # checks; JSON Schema validators read `\s` as Unicode's White_Space, without U+001C–
+    # U+001F or U+0085. The document spells Python's out (made when it is built).
+    schema.update({k: v for k, v in MEMORY_KEY_SCHEMA.items() if k != "pattern"})
+    spaces = "".join(c for c in map(chr, range(sys.maxunicode + 1)) if c.isspace())
+    schema["pattern"] = f"^[^{spaces}/]+$"
+
+
 Key = Annotated[
     str,
     Path(
         description=(
             f"1–{MEMORY_KEY_CHARS} characters, no whitespace, no `/` "
-            "(a `/` in the path is part of the key and makes it invalid)."
-        )
+            "(a `/` in the path is part of the key and makes it invalid):"
+            " `400 memory_key_invalid`."
+        ),
+        json_schema_extra=_key_schema,
     ),
+    AfterValidator(_key),
 ]
 
 
@@ -104,10 +128,6 @@ async def write_memory(request: Request, conv: Conv, key: Key, body: MemoryWrite
     (``memory_full``), or all texts together would exceed 262144 bytes after the write
     (``memory_total_too_large``). Overwriting a key never counts as a new entry.
     """
-    check_key(key)
-    refused = memory_text_refusal(body.text)
-    if refused is not None:
-        raise Reject.of(refused)
     size = len(body.text.encode("utf-8"))
     platform = platform_of(request)
     now = platform.clock.time()
@@ -120,11 +140,11 @@ async def write_memory(request: Request, conv: Conv, key: Key, body: MemoryWrite
             "SELECT COUNT(*), COALESCE(SUM(bytes), 0) FROM memory WHERE conversation_id = ?",
             (conv.id,),
         ).fetchone()
-        refused = memory_capacity_refusal(
+        refusal = memory_capacity_refusal(
             count, total, old["bytes"] if old is not None else None, size
         )
-        if refused is not None:
-            raise Reject.of(refused)
+        if refusal is not None:
+            raise Reject.of(refusal)
         conn.execute(
             "INSERT INTO memory (conversation_id, key, text, bytes, updated_at)"
             " VALUES (?, ?, ?, ?, ?) ON CONFLICT (conversation_id, key) DO UPDATE SET"
@@ -139,7 +159,6 @@ async def write_memory(request: Request, conv: Conv, key: Key, body: MemoryWrite
 @router.delete("/{key:memory_key}", status_code=204)
 async def delete_memory(request: Request, conv: Conv, key: Key) -> None:
     """Delete one entry; 204 also when there was none (an invalid key is still 400)."""
-    check_key(key)
 
     def delete(conn: sqlite3.Connection) -> None:
         conn.execute("DELETE FROM memory WHERE conversation_id = ? AND key = ?", (conv.id, key))

@@ -46,7 +46,7 @@
 
   // ---------------------------------------------------------------- the companion layer
 
-  // The companion layer (automatic memory, character state, lore: memory/layer.py) keeps
+  // The companion layer (automatic memory, character state, lore: companion/engine.py) keeps
   // its own entries under auto: keys; this tab reads them, the per-turn context reports
   // (/playground/api/layers) and the conversation's messages (to name where a fact came
   // from). b.companion is what memory/playground.py says of the buddy's layer.

@@ -187,7 +187,7 @@ CardExpect = str
 async def layer_state(run: StepRun, seen: Observed) -> dict[str, Any]:
     """What the layer holds after the step: its facts and state as stored, the platform
     clock, and the last turn's context report."""
-    from buddy.capabilities.memory.layer import STATE_KEY, Companion
+    from buddy.capabilities.companion.engine import STATE_KEY, Companion
 
     stored = await entries(run, seen)
     now = float((await run.platform.dev("GET", "/clock"))["time"])

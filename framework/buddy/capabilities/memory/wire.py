@@ -12,8 +12,8 @@ from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, Field
 
-from buddy.capabilities.memory.limits import MEMORY_TEXT_BYTES
-from buddy.platform.protocol.conversation import Wire
+from buddy.capabilities.memory.limits import MEMORY_TEXT_BYTES, memory_text_refusal
+from buddy.platform.protocol.conversation import Wire, refused
 from buddy.platform.protocol.values import valid_unicode
 
 __all__ = ["MemoryEntry", "MemoryList", "MemoryWrite", "UnicodeText", "valid_unicode"]
@@ -22,11 +22,20 @@ __all__ = ["MemoryEntry", "MemoryList", "MemoryWrite", "UnicodeText", "valid_uni
 UnicodeText = Annotated[str, AfterValidator(valid_unicode)]
 
 
+def _memory_text(text: str) -> str:
+    refusal = memory_text_refusal(text)
+    if refusal is not None:
+        raise refused(refusal)
+    return text
+
+
 class MemoryWrite(Wire):
     """``PUT /internal/v1/memory/{key}``: the entry's new text (overwrites)."""
 
-    text: UnicodeText = Field(
-        description=f"At most {MEMORY_TEXT_BYTES} bytes in UTF-8 (bytes, not characters)."
+    text: Annotated[UnicodeText, AfterValidator(_memory_text)] = Field(
+        description=f"At most {MEMORY_TEXT_BYTES} bytes in UTF-8 (bytes, not characters:"
+        " `400 memory_text_too_long`).",
+        json_schema_extra={"maxLength": MEMORY_TEXT_BYTES},
     )
 
 

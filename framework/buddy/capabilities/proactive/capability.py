@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from buddy.capabilities import Capability, EventKind, Section, StepAction, StepExpect
 from buddy.capabilities.proactive.events import SKIP_MARKER
 from buddy.capabilities.proactive.tools import TOOLS
+from buddy.extend import Capability, EventKind, Section, StepAction, StepExpect
 
 CAPABILITY = Capability(
     "proactive",

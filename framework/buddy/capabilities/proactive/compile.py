@@ -23,7 +23,7 @@ from buddy.capabilities.proactive.manifest import (
 )
 
 if TYPE_CHECKING:
-    from buddy.capabilities import SectionContext
+    from buddy.extend import SectionContext
 
 __all__ = ["compile_proactive"]
 

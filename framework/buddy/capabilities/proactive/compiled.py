@@ -6,7 +6,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from buddy.compile.blueprint import Blueprint
 
 __all__ = [
     "DEFAULT_PROACTIVE_PROMPT",
@@ -14,6 +17,7 @@ __all__ = [
     "QuietHoursSpec",
     "SubscriptionSpec",
     "TriggerSpec",
+    "declared",
 ]
 
 #: What the model is told in a proactive turn when the manifest says nothing.
@@ -70,3 +74,10 @@ class ProactiveSpec:
 
     prompt: str
     subscriptions: tuple[SubscriptionSpec, ...] = ()
+
+
+def declared(blueprint: Blueprint) -> ProactiveSpec:
+    """The ``proactive:`` section of ``blueprint``: the prompt of proactive turns and the
+    subscriptions (the default prompt and none when it has none)."""
+    value: ProactiveSpec | None = blueprint.sections.get("proactive")
+    return ProactiveSpec(DEFAULT_PROACTIVE_PROMPT) if value is None else value

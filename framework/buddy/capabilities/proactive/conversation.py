@@ -6,8 +6,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from buddy.capabilities.turn import DATA_READ_REFUSAL, Bound
+from buddy.capabilities.data.compiled import declared as data_declared
+from buddy.capabilities.proactive.compiled import declared
 from buddy.errors import ToolError
+from buddy.extend.turn import DATA_READ_REFUSAL, Bound
 from buddy.platform.api import path_segment
 
 if TYPE_CHECKING:
@@ -59,8 +61,8 @@ class ProactiveService(Bound):
     declared: Mapping[str, SubscriptionSpec] = field(default_factory=dict)
 
     def configure(self, blueprint: Blueprint) -> None:
-        self.strict = blueprint.data.after_read == "strict"
-        self.declared = {s.key: s for s in blueprint.proactive.subscriptions}
+        self.strict = data_declared(blueprint).after_read == "strict"
+        self.declared = {s.key: s for s in declared(blueprint).subscriptions}
 
     async def subscribe(self, key: str, request: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """Create, or update and re-enable, the subscription ``key``.
@@ -110,7 +112,7 @@ class ProactiveService(Bound):
 
     def is_running(self) -> bool:
         """Whether the current turn is a proactive turn."""
-        return self.running or self.turn.proactive
+        return self.running or self.turn.unasked
 
 
 def _changed(current: Mapping[str, Any], wanted: Mapping[str, Any]) -> bool:

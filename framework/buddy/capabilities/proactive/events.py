@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from buddy.capabilities.proactive.compiled import declared
+
 if TYPE_CHECKING:
     from buddy.compile.blueprint import Blueprint
 
@@ -28,4 +30,4 @@ def user_message(payload: dict[str, Any]) -> str:
 
 def prompt(blueprint: Blueprint) -> str:
     """The system prompt's part for this turn: the manifest's proactive prompt, the skip rule."""
-    return f"\n\n## 主动服务\n{blueprint.proactive.prompt}{SKIP_RULE}"
+    return f"\n\n## 主动服务\n{declared(blueprint).prompt}{SKIP_RULE}"

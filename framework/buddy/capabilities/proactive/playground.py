@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from buddy.capabilities.proactive.compiled import declared
 from buddy.compile.blueprint import Blueprint
 
 __all__ = ["panel"]
@@ -20,6 +21,6 @@ def panel(blueprint: Blueprint) -> dict[str, Any]:
                 "dataset": s.trigger.dataset,
                 "activate": s.activate,
             }
-            for s in blueprint.proactive.subscriptions
+            for s in declared(blueprint).subscriptions
         ]
     }

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from buddy.capabilities import PlatformTool, ToolContext, obj
 from buddy.capabilities.data.datasets import DATA_ACCESS_CAPABILITIES
 from buddy.capabilities.proactive.limits import (
     COOLDOWN_MAX,
@@ -16,6 +15,7 @@ from buddy.capabilities.proactive.limits import (
     SUBSCRIPTION_REASON_CHARS,
     SUBSCRIPTION_TITLE_CHARS,
 )
+from buddy.extend import PlatformTool, ToolContext, obj
 
 _RUN = "buddy.capabilities.proactive.execute"
 _TIME = {"type": "string", "pattern": "^([01][0-9]|2[0-3]):[0-5][0-9]$"}

@@ -9,6 +9,7 @@ the one-sentence reason of a ``400 subscription_invalid``.
 
 from __future__ import annotations
 
+import zoneinfo
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Literal
 
@@ -48,7 +49,7 @@ from buddy.capabilities.proactive.manifest import (
     Trigger,
 )
 from buddy.manifest.schema import did_you_mean
-from buddy.platform.protocol.conversation import Wire
+from buddy.platform.protocol.conversation import Integral, Wire
 
 __all__ = [
     "EVENT_TRIGGER_TYPES",
@@ -104,6 +105,14 @@ def _utf8(value: str) -> str:
 Text = Annotated[str, AfterValidator(_utf8)]
 
 
+def _quiet_hours_schema() -> dict[str, Any]:
+    # The manifest's model, with what its validators check stated: `timezone` is an IANA
+    # key of the platform's tz database.
+    schema = QuietHours.model_json_schema()
+    schema["properties"]["timezone"]["enum"] = sorted(zoneinfo.available_timezones())
+    return {"anyOf": [schema, {"type": "null"}]}
+
+
 class SubscriptionRequest(Wire):
     """``PUT /internal/v1/proactive/subscriptions/{key}``: create, or update and re-enable.
 
@@ -127,9 +136,12 @@ class SubscriptionRequest(Wire):
         default=None,
         description=f"Default {DEFAULT_QUIET_START}–{DEFAULT_QUIET_END} {DEFAULT_TIMEZONE}; "
         "each field optional.",
+        json_schema_extra=_quiet_hours_schema(),
     )
-    cooldown_minutes: int = Field(default=COOLDOWN_DEFAULT, ge=0, le=COOLDOWN_MAX)
-    daily_limit: int = Field(default=DAILY_LIMIT_DEFAULT, ge=DAILY_LIMIT_MIN, le=DAILY_LIMIT_MAX)
+    cooldown_minutes: Annotated[int, Field(ge=0, le=COOLDOWN_MAX), Integral] = COOLDOWN_DEFAULT
+    daily_limit: Annotated[int, Field(ge=DAILY_LIMIT_MIN, le=DAILY_LIMIT_MAX), Integral] = (
+        DAILY_LIMIT_DEFAULT
+    )
 
     @field_validator("trigger", mode="before")
     @classmethod
@@ -142,6 +154,9 @@ class SubscriptionRequest(Wire):
                 "trigger.at must be an ISO-8601 date-time with a UTC offset, not {given}",
                 {"given": type(value["at"]).__name__},
             )
+        interval = value.get("interval_minutes") if isinstance(value, dict) else None
+        if isinstance(interval, float) and interval.is_integer():  # JSON's 90.0 is 90
+            return {**value, "interval_minutes": int(interval)}
         return value
 
 
@@ -205,6 +220,15 @@ class ProactivePayload(BaseModel):
 class DevTrigger(Wire):
     """``POST /dev/triggers``: the world reports an event for one user of one identity."""
 
+    model_config = ConfigDict(
+        json_schema_extra={
+            "anyOf": [
+                {"properties": {"type": {"const": "data.updated"}}},
+                {"properties": {"dataset": {"type": "null"}}},
+            ]
+        }
+    )
+
     identity: Text = Field(min_length=1, description="`<buddyId>` or `<buddyId>-dev`.")
     member_id: Text = Field(min_length=1)
     type: Literal["workout.completed", "sleep.ready", "data.updated"]
@@ -212,6 +236,9 @@ class DevTrigger(Wire):
         default=None,
         description="data.updated only: which dataset changed; a subscription without a "
         "dataset matches every data.updated.",
+        json_schema_extra={
+            "anyOf": [{"type": "string", "enum": list(DATA_ACCESS_CAPABILITIES)}, {"type": "null"}]
+        },
     )
 
     @field_validator("dataset")

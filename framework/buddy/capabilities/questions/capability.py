@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from buddy.capabilities import Capability
 from buddy.capabilities.questions.tools import TOOLS
+from buddy.extend import Capability
 
 CAPABILITY = Capability("questions", "题卡（ask_question）", TOOLS)

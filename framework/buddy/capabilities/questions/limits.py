@@ -1,10 +1,16 @@
-"""The questions capability's limits (SPEC §4). Question cards.
-
-One table, read by its tools' schemas, its wire models and its dev-platform part, so they
-cannot drift apart. Standard library only: ``buddy validate`` imports it.
+"""The questions capability's limits (SPEC §4): a question card's, which are the core
+protocol's (a turn may end with a card; :mod:`buddy.platform.limits`), read by its tool's
+schema. Standard library only: ``buddy validate`` imports it.
 """
 
 from __future__ import annotations
+
+from buddy.platform.limits import (
+    ASK_OPTION_CHARS,
+    ASK_OPTIONS_MAX,
+    ASK_OPTIONS_MIN,
+    ASK_QUESTION_CHARS,
+)
 
 __all__ = [
     "ASK_OPTIONS_MAX",
@@ -12,8 +18,3 @@ __all__ = [
     "ASK_OPTION_CHARS",
     "ASK_QUESTION_CHARS",
 ]
-
-ASK_QUESTION_CHARS = 500
-ASK_OPTION_CHARS = 30
-ASK_OPTIONS_MIN = 2
-ASK_OPTIONS_MAX = 4

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from buddy.capabilities import PlatformTool, obj
 from buddy.capabilities.questions.limits import (
     ASK_OPTION_CHARS,
     ASK_OPTIONS_MAX,
     ASK_OPTIONS_MIN,
     ASK_QUESTION_CHARS,
 )
+from buddy.extend import PlatformTool, obj
 
 TOOLS = (
     PlatformTool(

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from buddy.capabilities import Capability, Section
 from buddy.capabilities.resources.tools import TOOLS
+from buddy.extend import Capability, Section
 
 CAPABILITY = Capability(
     "resources",
     "资料（resources/ 里随身带的文件）",
     TOOLS,
+    attribute="resource",
+    facade="buddy.capabilities.resources.conversation:ResourceShelf",
     section=Section(
         "resources",
         model="buddy.capabilities.resources.manifest:ResourcesSection",

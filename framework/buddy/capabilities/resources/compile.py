@@ -13,7 +13,7 @@ from buddy.capabilities.resources.limits import read_resources
 from buddy.compile.project import inside, searched
 
 if TYPE_CHECKING:
-    from buddy.capabilities import SectionContext
+    from buddy.extend import SectionContext
 
 __all__ = ["compile_resources"]
 

@@ -1,12 +1,16 @@
-"""The compiled resource index (``blueprint.resources``). Standard library only: a cached
+"""The compiled resource index (``blueprint.sections["resources"]``). Standard library only: a cached
 start unpickles it."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-__all__ = ["Resource"]
+if TYPE_CHECKING:
+    from buddy.compile.blueprint import Blueprint
+
+__all__ = ["Resource", "declared"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,3 +28,9 @@ class Resource:
     file: Path
     size: int
     sha256: str
+
+
+def declared(blueprint: Blueprint) -> tuple[Resource, ...]:
+    """The resource index of ``blueprint`` (``resources:``'s folder), sorted by path."""
+    value: tuple[Resource, ...] | None = blueprint.sections.get("resources")
+    return () if value is None else value

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from buddy.capabilities import PlatformTool, obj
+from buddy.extend import PlatformTool, obj
 
 _RUN = "buddy.capabilities.resources.execute"
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from buddy.capabilities import Capability, Section, StepExpect
 from buddy.capabilities.widgets.tools import TOOLS
+from buddy.extend import Capability, Section, StepExpect
 
 CAPABILITY = Capability(
     "widgets",

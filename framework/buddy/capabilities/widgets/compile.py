@@ -19,7 +19,7 @@ from buddy.manifest.schema import canonical_json, schema_problem
 from buddy.manifest.yamlio import YamlPath, load_json
 
 if TYPE_CHECKING:
-    from buddy.capabilities import SectionContext
+    from buddy.extend import SectionContext
 
 __all__ = ["compile_widgets"]
 

@@ -1,4 +1,4 @@
-"""The compiled widget types (``blueprint.widgets``). Standard library only: a cached
+"""The compiled widget types (``blueprint.sections["widgets"]``). Standard library only: a cached
 start unpickles them."""
 
 from __future__ import annotations
@@ -6,9 +6,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["WidgetModule", "WidgetType"]
+if TYPE_CHECKING:
+    from buddy.compile.blueprint import Blueprint
+
+__all__ = ["WidgetModule", "WidgetType", "declared"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,3 +32,9 @@ class WidgetType:
     description: str
     modules: tuple[WidgetModule, ...]
     file: Path
+
+
+def declared(blueprint: Blueprint) -> tuple[WidgetType, ...]:
+    """The widget types of ``blueprint`` (``widgets:``'s folder), sorted by type id."""
+    value: tuple[WidgetType, ...] | None = blueprint.sections.get("widgets")
+    return () if value is None else value

@@ -6,14 +6,27 @@ import contextlib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from buddy.capabilities.turn import DATA_READ_REFUSAL, Bound
+from buddy.capabilities.data.compiled import declared as data_declared
+from buddy.capabilities.widgets.compiled import declared
 from buddy.errors import PlatformError, ToolError
+from buddy.extend.turn import DATA_READ_REFUSAL, Bound
 from buddy.platform.api import path_segment
 
 if TYPE_CHECKING:
     from buddy.compile.blueprint import Blueprint
 
-__all__ = ["Widgets"]
+__all__ = ["RecordRefused", "Widgets"]
+
+
+class RecordRefused(PlatformError):
+    """A record that breaks its module's schema, refused as the platform's 400
+    (``record_schema_mismatch``) would be, with the precise reason — the field and the
+    rule, in Chinese — as :attr:`reason`: code written to the contract catches it as
+    ``PlatformError`` with ``status == 400``, and the widget tool shows the model the
+    reason (it is the runtime's own words, not the platform's internals)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(400, reason, code="record_schema_mismatch")
 
 
 class Widgets(Bound):
@@ -24,8 +37,8 @@ class Widgets(Bound):
     """
 
     def configure(self, blueprint: Blueprint) -> None:
-        self.strict = blueprint.data.after_read == "strict"
-        self._schemas = {(t.type, m.name): m.record for t in blueprint.widgets for m in t.modules}
+        self.strict = data_declared(blueprint).after_read == "strict"
+        self._schemas = {(t.type, m.name): m.record for t in declared(blueprint) for m in t.modules}
 
     _schemas: Mapping[tuple[str, str], Mapping[str, Any]] = {}
     _types: dict[str, str] | None = None
@@ -38,7 +51,7 @@ class Widgets(Bound):
             self._types[widget_id] = type
 
     def _check_record(self, type: str, widget_id: str, module: str, data: Any) -> None:
-        """Raise the precise argument error when ``data`` breaks the module's schema."""
+        """Raise :class:`RecordRefused` when ``data`` breaks the module's schema."""
         schema = self._schemas.get((type, module))
         if schema is None:
             return  # an unknown module: the platform's answer says so
@@ -46,7 +59,7 @@ class Widgets(Bound):
 
         problems = record_problems(schema, data)
         if problems:
-            raise ToolError(
+            raise RecordRefused(
                 f"记录不符合小挂件 {widget_id}（{type}）的 {module} 模块："
                 + "；".join(problems)
                 + "。改好 data 再调。"
@@ -103,9 +116,11 @@ class Widgets(Bound):
         """Overwrite one record; answers ``{"revision"}`` (409 when ``expected_revision`` is stale).
 
         Raises:
-            ToolError: ``data`` breaks the module's schema (the field and the rule, in
-                Chinese) — checked before the request when the widget's type is known
-                here, else after the platform refused it (400).
+            RecordRefused: ``data`` breaks the module's schema: a ``PlatformError`` with
+                status 400 and code ``record_schema_mismatch``, as the platform answers,
+                whose reason says the field and the rule in Chinese — checked before the
+                request when the widget's type is known here, else after the platform
+                refused it (400).
             PlatformError: Any other refusal or failure of the platform.
         """
         self._check()
@@ -123,8 +138,10 @@ class Widgets(Bound):
             )
         except PlatformError as exc:
             if exc.status == 400 and known is None:  # learn its type, then say why
-                with contextlib.suppress(PlatformError):
+                widget: dict[str, Any] | None = None
+                with contextlib.suppress(PlatformError):  # the read only, not the refusal
                     widget = await self.read(widget_id)
+                if widget is not None:
                     self._check_record(str(widget.get("type")), widget_id, module, data)
             raise
         return written

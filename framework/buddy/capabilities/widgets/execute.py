@@ -1,11 +1,13 @@
 """The widget tools at run time. A platform failure reaches the model as its status only
-(SPEC §4: the reason may leak internals)."""
+(SPEC §4: the reason may leak internals); a record the runtime refused for its module's
+schema reaches it with the runtime's own reason (the field and the rule, in Chinese)."""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from buddy.capabilities.widgets.conversation import RecordRefused
 from buddy.errors import PlatformError
 from buddy.runtime.state import RuntimeConversation
 from buddy.runtime.tools import ToolResult, json_result
@@ -23,6 +25,8 @@ def _tool(operation: Operation) -> Callable[..., Awaitable[ToolResult]]:
     async def execute(call_id: str, p: dict[str, Any], c: RuntimeConversation) -> ToolResult:
         try:
             return json_result(await operation(call_id, p, c) or {"ok": True})
+        except RecordRefused as exc:  # its reason is ours: say what to fix
+            return ToolResult.of(exc.reason, is_error=True)
         except PlatformError as exc:
             return _failure(exc)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from buddy.capabilities.widgets.compiled import declared
 from buddy.compile.blueprint import Blueprint
 
 __all__ = ["panel"]
@@ -21,6 +22,6 @@ def panel(blueprint: Blueprint) -> dict[str, Any]:
                     {"name": m.name, "title": m.title, "record": dict(m.record)} for m in w.modules
                 ],
             }
-            for w in blueprint.widgets
+            for w in declared(blueprint)
         ]
     }

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import Discriminator, Field, Tag
 
+from buddy.capabilities.widgets.compiled import declared
 from buddy.manifest.schema import did_you_mean
 from buddy.testing.expectations import (
     Data,
@@ -50,7 +51,7 @@ def check_widget(value: WidgetCheck | list[WidgetCheck], path: YamlPath, check: 
     """Each type is one of the buddy's, each module one of its type's."""
     if check.blueprint is None:
         return
-    types = {w.type: [m.name for m in w.modules] for w in check.blueprint.widgets}
+    types = {w.type: [m.name for m in w.modules] for w in declared(check.blueprint)}
     for item_path, item in items_of(path, value):
         modules = types.get(item.type)
         if modules is None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from buddy.capabilities.widgets.compiled import declared
+
 if TYPE_CHECKING:
     from buddy.compile.blueprint import Blueprint
     from buddy.platform.api import PlatformClient
@@ -20,6 +22,6 @@ async def upload_widget_types(client: PlatformClient, blueprint: Blueprint) -> N
             "description": w.description or None,
             "modules": {m.name: {"title": m.title, "record": dict(m.record)} for m in w.modules},
         }
-        for w in blueprint.widgets
+        for w in declared(blueprint)
     ]
     await client.request("PUT", "widget-types", body={"types": types})

@@ -7,8 +7,8 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from buddy.capabilities import PlatformTool, ToolContext, obj
 from buddy.capabilities.widgets.limits import WIDGET_TITLE_CHARS
+from buddy.extend import PlatformTool, ToolContext, obj
 
 if TYPE_CHECKING:
     from buddy.capabilities.widgets.compiled import WidgetType

@@ -18,7 +18,7 @@ from buddy.capabilities.widgets.limits import (
     WIDGET_SUMMARY_CHARS,
     WIDGET_TITLE_CHARS,
 )
-from buddy.platform.protocol.conversation import Wire
+from buddy.platform.protocol.conversation import Integral, Wire
 from buddy.platform.protocol.values import compact_bytes, json_problem, valid_unicode
 
 __all__ = [
@@ -104,7 +104,9 @@ class WidgetModuleDecl(Wire):
 
     title: TypeTitle | None = None
     record: Annotated[dict[str, Any], AfterValidator(_record_schema)] = Field(
-        description="JSON Schema (Draft 2020-12) of one record; `type` must be `object`."
+        description="JSON Schema (Draft 2020-12) of one record; `type` must be `object`"
+        " (`400 widget_schema_invalid` when it is not, or the schema is not valid Draft 2020-12).",
+        json_schema_extra={"properties": {"type": {"const": "object"}}, "required": ["type"]},
     )
 
 
@@ -116,13 +118,17 @@ class WidgetTypeDecl(Wire):
     description: (
         Annotated[str, Field(min_length=1, max_length=1000), AfterValidator(valid_unicode)] | None
     ) = None
-    modules: dict[Name, WidgetModuleDecl] = Field(min_length=1)
+    modules: dict[Name, WidgetModuleDecl] = Field(
+        min_length=1, json_schema_extra={"additionalProperties": False}
+    )
 
 
 class WidgetTypesUpload(Wire):
     """``PUT /internal/v1/widget-types``: the identity's whole set of types (replaces it)."""
 
-    types: list[WidgetTypeDecl]
+    types: list[WidgetTypeDecl] = Field(
+        description="Each `type` id at most once (`400 widget_type_duplicate`)."
+    )
 
 
 class WidgetTypesSet(BaseModel):
@@ -210,11 +216,8 @@ class RecordWrite(Wire):
     """``PUT /internal/v1/widgets/{id}/{module}/{record_id}``: the whole record."""
 
     data: RecordData = Field(description="A JSON object matching the module's record schema.")
-    expected_revision: int | None = Field(
+    expected_revision: Annotated[int, Field(ge=0, le=2**53, strict=True), Integral] | None = Field(
         default=None,
-        ge=0,
-        le=2**53,
-        strict=True,
         description="Write only if the record is at this revision; 0 = only if it does not exist.",
     )
 

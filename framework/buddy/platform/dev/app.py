@@ -21,7 +21,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.routing import BaseRoute, Match
+from starlette.routing import BaseRoute, Match, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from buddy.errors import Reject
@@ -34,8 +34,9 @@ __all__ = ["REQUEST_BODY_BYTES", "SCHEDULER_PERIOD", "create_app"]
 
 log = logging.getLogger("buddy.platform")
 SCHEDULER_PERIOD = 1.0  # seconds between scheduler ticks in real time
-# No request of the protocol comes near this; a body over it is refused before it is read
-# into memory (and so before the token is checked).
+# No request of the protocol comes near this (a turn commit has at most TURN_STEPS_MAX
+# steps); a body over it is refused before it is read into memory (and so before the token
+# is checked or the database is read).
 REQUEST_BODY_BYTES = 8 * 1024 * 1024
 _TOO_LARGE = f"the request body is over the {REQUEST_BODY_BYTES} bytes a request may carry"
 
@@ -195,7 +196,7 @@ def create_app(
             exc.status_code, "http_error"
         )
         if exc.status_code == 405:
-            allowed = _allowed_methods(app, request.scope)
+            allowed = _allowed_methods(app.state.routes, request.scope)
             reason = f"{request.method} is not allowed here; allowed: {', '.join(allowed)}"
             response = _error(405, code, reason)
             response.headers["Allow"] = ", ".join(allowed)
@@ -208,6 +209,10 @@ def create_app(
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
         first = exc.errors()[0] if exc.errors() else {"loc": (), "msg": "invalid request"}
+        ctx = first.get("ctx")
+        code = ctx.get("code") if isinstance(ctx, dict) else None
+        if isinstance(code, str):  # a rule with its own code (protocol.conversation.refused)
+            return _error(400, code, str(first.get("msg")))
         where = ".".join(str(p) for p in first.get("loc", ()) if p != "body")
         return _error(
             400,
@@ -217,6 +222,11 @@ def create_app(
 
     routers = [p.routers[0] for p in pieces] + [r for p in pieces for r in p.routers[1:]]
     app.router.routes.extend(_included([*routers, gateway.router]))
+    # Each route as declared (an included router is one entry of the app's): what a 405's
+    # Allow is read from.
+    app.state.routes = [r for r in app.router.routes if isinstance(r, Route)] + [
+        r for router in (*routers, gateway.router) for r in router.routes
+    ]
     app.add_middleware(_BodyLimit)
     app.add_middleware(_Utf8Paths, codes={k: v for p in pieces for k, v in p.path_codes.items()})
     app.openapi = lambda: _openapi(app, pieces)  # type: ignore[method-assign]
@@ -317,17 +327,29 @@ def _openapi(app: FastAPI, pieces: list[PlatformPart]) -> dict[str, Any]:
 _METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
 
 
-def _allowed_methods(app: FastAPI, scope: Scope) -> list[str]:
-    """Every method some route answers at the request's path (each route has its own
-    methods, and the router's 405 names only the first route's)."""
-    return [
-        method
+def _allowed_methods(routes: Sequence[BaseRoute], scope: Scope) -> list[str]:
+    """Every method the OpenAPI document gives the request's path (each route has its own
+    methods, and the router's 405 names only the first route's).
+
+    A path may match several templates (``/widgets/w_1/presentation`` matches
+    ``/widgets/{widget_id}/presentation`` and ``/widgets/{widget_id}/{module}``); as in
+    OpenAPI, the one with a literal segment where another has a parameter, first from the
+    left, is the path's, and its methods are the ones allowed.
+    """
+    found = [
+        (getattr(route, "path_format", ""), method)
         for method in _METHODS
-        if any(
-            route.matches({**scope, "method": method})[0] is Match.FULL
-            for route in app.router.routes
-        )
+        for route in routes
+        if route.matches({**scope, "method": method})[0] is Match.FULL
     ]
+    if not found:
+        return []
+    path = max((p for p, _ in found), key=_literal_segments)
+    return [method for method in _METHODS if (path, method) in found]
+
+
+def _literal_segments(path: str) -> tuple[bool, ...]:
+    return tuple(not segment.startswith("{") for segment in path.split("/"))
 
 
 def _restore(conn: sqlite3.Connection, admin_token: str | None) -> tuple[str, float]:

@@ -93,15 +93,22 @@ async def info(request: Request, conv: Conv) -> ConversationInfo:
 
 @router.post("/turns", response_model=TurnCommitted)
 async def commit_turn(request: Request, conv: Conv, body: TurnCommit) -> TurnCommitted:
-    """Commit one turn's output: show its reply or question card, store its record."""
-    if body.question is not None and len(set(body.question.options)) != len(body.question.options):
-        raise Reject(400, "question_options_duplicate", "question options must be distinct")
+    """Commit one turn's output: show its reply or question card, store its record.
+
+    Each ``steps[i].content`` is at most ``STEP_CONTENT_DEPTH`` levels deep
+    (``400 step_content_invalid``) and ``STEP_CONTENT_BYTES`` bytes as compact UTF-8 JSON
+    (``400 step_content_too_large``); ``404 event_not_found`` for an event not of this
+    conversation.
+    """
     for index, step in enumerate(body.steps):
         refused = step_content_refusal(index, step.content)
         if refused is not None:
             raise Reject.of(refused)
     platform = platform_of(request)
     now = platform.clock.time()
+    from buddy.extend import event_kinds  # the event types capabilities declare
+
+    kinds = event_kinds()
 
     def commit(conn: sqlite3.Connection) -> TurnCommitted:
         event = conn.execute(
@@ -117,7 +124,8 @@ async def commit_turn(request: Request, conv: Conv, body: TurnCommit) -> TurnCom
         if done is not None:
             return TurnCommitted(status="duplicate", message_ids=json.loads(done["message_ids"]))
         payload = json.loads(event["payload"])
-        is_proactive = event["type"] == "proactive"
+        kind = kinds.get(event["type"])
+        is_proactive = kind is not None and kind.unasked  # a turn nobody asked for
         speaks = body.reply is not None or body.question is not None
         gate = platform.gates.get(event["type"]) if speaks else None
         reason = (gate.refusal(conn, conv, body.event_id, payload, now) or "") if gate else ""
@@ -347,11 +355,11 @@ async def rotate_tokens(request: Request, buddy_id: str) -> BuddyCreated:
 
 @dev_router.post("/conversations", response_model=ConversationInfo, status_code=201)
 async def create_conversation(request: Request, body: NewConversation) -> ConversationInfo:
-    """Create a private (one member) or group conversation for an identity."""
-    if body.kind == "private" and len(body.members) != 1:
-        raise Reject(
-            400, "private_needs_one_member", "a private conversation has exactly one member"
-        )
+    """Create a private (one member) or group conversation for an identity.
+
+    A private conversation has exactly one member (``400 private_needs_one_member``); a
+    ``member_id`` listed twice is ``400 member_duplicate``.
+    """
     platform = platform_of(request)
     conversation_id = new_id("c")
     now = platform.clock.time()

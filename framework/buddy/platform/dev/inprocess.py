@@ -11,13 +11,14 @@ no scheduler runs in real time.
 from __future__ import annotations
 
 import contextlib
+import json
 import secrets
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from buddy.capabilities import start
+from buddy.extend import start
 from buddy.platform.api import Json
 from buddy.platform.client import HttpPlatformClient, refusal
 from buddy.platform.dev.app import create_app
@@ -75,6 +76,41 @@ class InProcessPlatform:
         body = {"identity": BUDDY_ID, "kind": kind, "members": [{"name": n} for n in members]}
         created = await self.dev("POST", "/conversations", body)
         return str(created["id"])
+
+    async def emit(self, type_: str, conversation_id: str, payload: Mapping[str, Any]) -> str:
+        """An event of any type for the buddy in one of its conversations, stored as the
+        platform's own parts store theirs (a proactive run, a consent answer); its id."""
+        platform = self._app.state.platform
+        event_id: str = await platform.emit(BUDDY_ID, type_, conversation_id, dict(payload))
+        return event_id
+
+    async def event(self, event_id: str) -> dict[str, Any]:
+        """A stored event as the gateway delivers it (``id``, ``type``,
+        ``conversation_id``, ``payload``, ``created_at``)."""
+
+        def one(conn: Any) -> dict[str, Any]:
+            row = conn.execute(
+                "SELECT id, type, conversation_id, payload, created_at FROM events WHERE id = ?",
+                (event_id,),
+            ).fetchone()
+            if row is None:
+                raise KeyError(event_id)
+            return {**dict(row), "payload": json.loads(row["payload"])}
+
+        found: dict[str, Any] = await self._app.state.platform.store.read(one)
+        return found
+
+    async def ack(self, event_id: str) -> None:
+        """Acknowledge an event, as the gateway does when a served buddy acks it."""
+        store = self._app.state.platform.store
+
+        def ack(conn: Any) -> None:
+            conn.execute(
+                "UPDATE events SET acked_at = ? WHERE id = ? AND acked_at IS NULL",
+                (self.now(), event_id),
+            )
+
+        await store.write(ack)
 
     def now(self) -> float:
         """The platform clock (seconds since the epoch, advanced as ``POST /dev/clock``

@@ -35,8 +35,8 @@ from typing import Any
 
 from fastapi import APIRouter
 
-from buddy.capabilities import registry
 from buddy.errors import CapabilityError
+from buddy.extend import registry
 from buddy.platform.dev.core import EventGate, Platform
 
 __all__ = ["CORE", "PlatformPart", "parts"]

@@ -6,20 +6,20 @@ import math
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 from pydantic_core import PydanticCustomError
 
-from buddy.capabilities.questions.limits import (
+from buddy.platform.limits import (
     ASK_OPTION_CHARS,
     ASK_OPTIONS_MAX,
     ASK_OPTIONS_MIN,
     ASK_QUESTION_CHARS,
-)
-from buddy.platform.limits import (
     JSON_DEPTH_MAX,
     MESSAGE_TEXT_CHARS,
     STEP_CONTENT_BYTES,
     STEP_CONTENT_DEPTH,
+    TURN_STEPS_MAX,
+    Refusal,
 )
 from buddy.platform.protocol.values import (
     shown_path,
@@ -30,6 +30,7 @@ __all__ = [
     "BuddyCreated",
     "ClockState",
     "ConversationInfo",
+    "Integral",
     "Member",
     "MessageOut",
     "NewBuddy",
@@ -44,6 +45,7 @@ __all__ = [
     "TurnStep",
     "UserMessage",
     "Wire",
+    "refused",
     "step_content_refusal",
 ]
 
@@ -110,6 +112,28 @@ class Wire(BaseModel):
         return data
 
 
+def refused(refusal: Refusal) -> PydanticCustomError:
+    """``refusal`` as a validation error: the dev platform answers it as the refusal it is
+    (its status 400 and its own ``code``, not ``invalid_request``), so a rule can live in a
+    wire model — where the OpenAPI document states it — and keep its code."""
+    return PydanticCustomError(
+        refusal.code, "{reason}", {"code": refusal.code, "reason": refusal.reason}
+    )
+
+
+def _integral(value: Any) -> Any:
+    # JSON does not tell 3 from 3.0, and JSON Schema's `integer` admits both: a number
+    # without a fraction is the integer it is (strictness stays: "3" and true are refused).
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+#: Reads an integer of a request body also when written with a zero fraction (``3.0``):
+#: ``Annotated[int, Field(ge=…), Integral]`` (the bounds before it, so the document has them).
+Integral = BeforeValidator(_integral)
+
+
 class Member(BaseModel):
     """A person in a conversation; ``member_id`` (``m_…``) is stable across conversations."""
 
@@ -125,12 +149,26 @@ class ConversationInfo(BaseModel):
     members: list[Member]
 
 
+def _distinct_options(options: list[str]) -> list[str]:
+    if len(set(options)) != len(options):
+        raise refused(
+            Refusal(400, "question_options_duplicate", "question options must be distinct")
+        )
+    return options
+
+
 class QuestionCard(Wire):
     """A question card: a question and 2–4 distinct options."""
 
     question: str = Field(min_length=1, max_length=ASK_QUESTION_CHARS)
-    options: list[Annotated[str, Field(min_length=1, max_length=ASK_OPTION_CHARS)]] = Field(
-        min_length=ASK_OPTIONS_MIN, max_length=ASK_OPTIONS_MAX
+    options: Annotated[
+        list[Annotated[str, Field(min_length=1, max_length=ASK_OPTION_CHARS)]],
+        AfterValidator(_distinct_options),
+    ] = Field(
+        min_length=ASK_OPTIONS_MIN,
+        max_length=ASK_OPTIONS_MAX,
+        json_schema_extra={"uniqueItems": True},
+        description="Distinct (`400 question_options_duplicate`).",
     )
 
 
@@ -164,7 +202,7 @@ class TurnCommit(Wire):
         description="What the user sees; null = nothing.",
     )
     question: QuestionCard | None = None
-    steps: list[TurnStep] = Field(default_factory=list)
+    steps: list[TurnStep] = Field(default_factory=list, max_length=TURN_STEPS_MAX)
     data_read: bool = Field(default=False, description="Whether the turn read user data.")
 
 
@@ -217,6 +255,10 @@ class MessageOut(BaseModel):
 # ---------------------------------------------------------------- dev endpoints
 
 
+# A buddy id that ends in `-dev` is refused (``NewBuddy``): the document says so too.
+_NOT_DEV: dict[str, Any] = {"not": {"pattern": "-dev$"}}
+
+
 class NewBuddy(Wire):
     """``POST /dev/buddies``.
 
@@ -224,7 +266,7 @@ class NewBuddy(Wire):
     and a buddy registered as ``aunt-tu-dev`` would otherwise see aunt-tu's dev data.
     """
 
-    buddy_id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]{0,62}$")
+    buddy_id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]{0,62}$", json_schema_extra=_NOT_DEV)
 
     @model_validator(mode="after")
     def _not_a_dev_identity(self) -> NewBuddy:
@@ -254,12 +296,35 @@ class NewMember(Wire):
 
 
 class NewConversation(Wire):
-    """``POST /dev/conversations``: a private conversation has exactly one member."""
+    """``POST /dev/conversations``: a private conversation has exactly one member
+    (``400 private_needs_one_member``); a ``member_id`` may be listed once
+    (``400 member_duplicate``)."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "anyOf": [
+                {"properties": {"kind": {"const": "group"}}},
+                {"properties": {"members": {"maxItems": 1}}},
+            ]
+        }
+    )
 
     identity: str = Field(min_length=1, description="`<buddyId>` or `<buddyId>-dev`.")
     kind: Literal["private", "group"]
     members: list[NewMember] = Field(min_length=1, max_length=50)
     title: str = Field(default="", max_length=100)
+
+    @model_validator(mode="after")
+    def _one_member_if_private(self) -> NewConversation:
+        if self.kind == "private" and len(self.members) != 1:
+            raise refused(
+                Refusal(
+                    400,
+                    "private_needs_one_member",
+                    "a private conversation has exactly one member",
+                )
+            )
+        return self
 
 
 class UserMessage(Wire):

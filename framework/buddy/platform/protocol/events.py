@@ -2,16 +2,32 @@
 
 Every event has an id; delivery is at-least-once (unacknowledged events are sent again
 after a reconnect, in order), so a buddy processes each event id once.
+
+Event types are open: besides ``message`` (the core's own), a type is a capability's
+(its ``EventKind``), and the platform may send one no capability of this buddy knows —
+the runtime acknowledges such an event and skips it (docs/protocol.md, the gateway).
 """
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
-__all__ = ["EVENT_TYPES", "SUPERSEDED_CLOSE_CODE", "Ack", "Event", "Hello", "Superseded"]
+__all__ = [
+    "EVENT_TYPES",
+    "EVENT_TYPE_PATTERN",
+    "SUPERSEDED_CLOSE_CODE",
+    "Ack",
+    "Event",
+    "Hello",
+    "Superseded",
+]
 
+#: What an event type is: a lowercase name of letters, digits and ``_``, a letter first.
+EVENT_TYPE_PATTERN = r"^[a-z][a-z0-9_]{0,63}$"
+#: The types the platform sends today: ``message`` and the built-in capabilities' — not a
+#: closed set (see the module's docstring).
 EVENT_TYPES = ("message", "proactive", "consent_result")
 # The websocket close code sent to a connection replaced by a newer one of the same identity.
 SUPERSEDED_CLOSE_CODE = 4001
@@ -22,15 +38,17 @@ class Event(BaseModel):
 
     Attributes:
         id: Unique; acknowledge it once processed.
-        type: ``message`` (a user wrote), ``proactive`` (a subscription fired), or
-            ``consent_result`` (the user answered a data-access card).
+        type: ``message`` (a user wrote), or a capability's type (``proactive``: a
+            subscription fired; ``consent_result``: the user answered a data-access card
+            …), matching :data:`EVENT_TYPE_PATTERN`. Open: a type no registered capability
+            handles is acknowledged and skipped by the runtime.
         conversation_id: The conversation it belongs to.
         payload: Type-specific fields (see docs/protocol.md).
         created_at: Platform time, seconds since the epoch.
     """
 
     id: str
-    type: Literal["message", "proactive", "consent_result"]
+    type: str = Field(pattern=EVENT_TYPE_PATTERN)
     conversation_id: str | None
     payload: dict[str, Any]
     created_at: float

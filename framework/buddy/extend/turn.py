@@ -12,10 +12,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from buddy.platform.api import PlatformClient
-
 if TYPE_CHECKING:
     from buddy.compile.blueprint import Blueprint
+    from buddy.platform.api import PlatformClient
 
 __all__ = ["DATA_READ_REFUSAL", "Bound", "Layer", "Layered", "TurnState"]
 
@@ -31,13 +30,14 @@ class TurnState:
     """What happened so far in the current turn.
 
     Attributes:
-        proactive: Whether this is a proactive turn.
+        unasked: Nobody asked for this turn: the platform started it (a proactive run; an
+            ``EventKind`` with ``unasked``).
         data_read: Whether user data has been read (and so the model has seen it).
         question: The question card sent by ``ask_question`` (ends the turn).
         ended: Whether a tool ended the turn (question or consent card).
     """
 
-    proactive: bool = False
+    unasked: bool = False
     data_read: bool = False
     question: dict[str, Any] | None = None
     ended: bool = False
@@ -59,6 +59,15 @@ class Bound:
     cid: str
     turn: TurnState = field(default_factory=TurnState)
     strict: bool = False
+
+    @classmethod
+    def prepare(cls, blueprint: Blueprint) -> None:
+        """Read, once when a buddy starts (before its first event), what every
+        conversation of it shares (the resources' files); by default nothing.
+
+        Raises:
+            BuddyError: The buddy cannot start (a file is gone, over a limit …).
+        """
 
     def configure(self, blueprint: Blueprint) -> None:
         """Take what the buddy's manifest says about this capability (the runtime calls

@@ -1,12 +1,12 @@
-"""The companion layer at run time: what the buddy remembers, feels and knows each turn.
+"""The companion engine at run time: what the buddy remembers, feels and knows each turn.
 
 One :class:`Companion` per running buddy that declares ``memory:``, ``character:`` or
 ``lore:`` (``Capability.layer``); the runtime calls it around every turn
-(:class:`buddy.capabilities.turn.Layer`):
+(:class:`buddy.extend.turn.Layer`):
 
 **before** the turn is built, a user's message is handed to extraction
-(:class:`~buddy.capabilities.memory.queue.Extractions`: in order per conversation, one at
-a time, off the reply path), and the turn waits at most ``memory.wait_ms`` for it; then
+(:class:`~buddy.capabilities.companion.queue.Extractions`: in order per conversation, one
+at a time, off the reply path), and the turn waits at most ``memory.wait_ms`` for it; then
 the person card (the ledger's kept and disputed facts), the character's state decayed to
 the event's platform time, and the lore entries the recent messages trigger are given to
 the persona templates, all within ``memory.budget`` — plus, in the system prompt, a
@@ -21,17 +21,20 @@ policy (:mod:`~buddy.capabilities.memory.ledger`), the ledger is kept within its
 and the appraisal moves the mood. Everything is keyed by the event id, so a redelivered
 event or a re-run turn applies nothing twice.
 
-**Storage** is the conversation's platform memory, under ``auto:`` keys: one entry per
-fact (its own write, so a process killed mid-extraction leaves every fact whole),
-``auto:state`` (mood, the messages it has felt, the card asked, the reconcile) and
-``auto:lore`` (the lore's turn counters and the recent user messages it scans). Deleting
-the conversation deletes them with it.
+**Storage** is the conversation's platform memory, under ``auto:`` keys
+(:mod:`~buddy.capabilities.companion.mind`): one entry per fact (its own write, so a
+process killed mid-extraction leaves every fact whole), ``auto:state`` and ``auto:lore``.
+Deleting the conversation deletes them with it. The engine reads and writes through the
+conversation's own parts (``conversation.memory``, ``conversation.proactive``), so what
+they refuse — a write in a turn that read user data — the engine is refused too.
 
 **The one-turn data-visibility rule.** The layer's inputs are what the user typed —
 never the model's output, so nothing a model wrote after reading user data can reach
 memory, the card, the state or lore. And no write of the layer happens while a turn that
-read user data is running: a job that gets to its writes then waits until that turn is
-committed (its facts are already in the prompt of the next turn, from this process).
+read user data is running: the conversation's memory part refuses it, so a job that gets
+to its writes then waits until that turn is committed (its facts are already in the
+prompt of the next turn, from this process); a write refused all the same (a new turn read
+data meanwhile) is made by the next save.
 
 **speak_first**: when a message leaves the buddy in a quarrel, a one-time proactive
 subscription (:data:`RECONCILE_KEY`, a schedule ``reconcile_after`` later) is made — the
@@ -44,54 +47,51 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from buddy.capabilities.character.compiled import CharacterSpec
-from buddy.capabilities.character.prompt import mood_context
-from buddy.capabilities.character.state import Appraisal, Mood, decayed, felt, quarrel, start
+from buddy.capabilities.character.state import quarrel
+from buddy.capabilities.companion.context import (
+    CONFIRM_NO,
+    CONFIRM_YES,
+    RECONCILE_KEY,
+    first_offer,
+    layered,
+    reconciling,
+)
+from buddy.capabilities.companion.extraction import apply_extracted, asked, patterned
+from buddy.capabilities.companion.mind import (
+    LORE_KEY,
+    RECENT_KEPT,
+    REPORTS_KEPT,
+    STATE_KEY,
+    Mind,
+    Report,
+    read_back,
+    wanted,
+)
 from buddy.capabilities.lore.compiled import Lore
 from buddy.capabilities.lore.limits import SCAN_TEXT_CHARS
-from buddy.capabilities.lore.prompt import scanned_context
-from buddy.capabilities.lore.scan import LoreState, scan
 from buddy.capabilities.memory.compiled import AutoMemory
-from buddy.capabilities.memory.conversation import Memory
-from buddy.capabilities.memory.extract import (
-    Extracted,
-    extractor_prompt,
-    from_model,
-    from_patterns,
-)
-from buddy.capabilities.memory.ledger import (
-    Entry,
-    Outcome,
-    apply,
-    confirm,
-    decode,
-    encode,
-    evict,
-    expire,
-)
+from buddy.capabilities.memory.extract import Extracted, extractor_prompt
+from buddy.capabilities.memory.ledger import confirm, evict
 from buddy.capabilities.memory.limits import (
     ASKS_MAX,
-    AUTO_KEY_PREFIX,
     BUDGET_CHARS,
     CARD_CHARS,
     SHARE_BYTES,
     SHARE_ENTRIES,
     WAIT_MS,
 )
-from buddy.capabilities.memory.prompt import ledger_context
-from buddy.capabilities.proactive.conversation import ProactiveService
-from buddy.capabilities.turn import Layered
 from buddy.errors import PlatformError, ToolError
-from buddy.models.base import Message, ModelRequest
+from buddy.extend.turn import Layered
 
 if TYPE_CHECKING:
+    from buddy.capabilities.memory.conversation import Memory
+    from buddy.capabilities.proactive.conversation import ProactiveService
     from buddy.compile.blueprint import Blueprint
     from buddy.models.base import Model, ModelSpec
     from buddy.platform.api import PlatformClient
@@ -110,25 +110,8 @@ __all__ = [
 
 log = logging.getLogger("buddy.memory")
 
-#: The options of the card that asks whether to keep a proposed fact.
-CONFIRM_YES = "记住吧"
-CONFIRM_NO = "不用记"
-#: The layer's own entries (besides one per fact).
-STATE_KEY = f"{AUTO_KEY_PREFIX}state"
-LORE_KEY = f"{AUTO_KEY_PREFIX}lore"
-#: The proactive subscription of ``speak_first``.
-RECONCILE_KEY = "companion.reconcile"
-#: The recent user messages kept for lore to scan (a book scans at most this many).
-RECENT_KEPT = 20
-#: The messages whose appraisal the mood remembers having felt.
-FELT_KEPT = 16
 #: How long a committed turn's acknowledgement waits for its facts to be stored (seconds).
 SAVE_WAIT = 10.0
-#: Reports kept per conversation, for the playground's context inspector.
-REPORTS_KEPT = 50
-#: The mood after each of the last messages that moved it, kept in ``auto:state`` for the
-#: playground's plot: ``[platform time, anger, sadness, trust]``.
-HISTORY_KEPT = 48
 _DEFAULTS = AutoMemory(
     auto=False,
     model=None,
@@ -140,70 +123,6 @@ _DEFAULTS = AutoMemory(
     share_entries=SHARE_ENTRIES[0],
     share_bytes=SHARE_BYTES[0],
 )
-
-
-@dataclass(frozen=True, slots=True)
-class Report:
-    """What the layer put into one turn's prompt, for the context inspector.
-
-    Attributes:
-        event: The event the turn answered.
-        at: Its platform time.
-        settled: Whether the message's extraction was done within ``wait_ms``.
-        parts: ``(name, characters)`` of each part that went in.
-        left_out: ``(what, why)`` of each part that did not.
-        budget: ``memory.budget.max_chars``.
-    """
-
-    event: str
-    at: float
-    settled: bool
-    parts: tuple[tuple[str, int], ...]
-    left_out: tuple[tuple[str, str], ...]
-    budget: int
-
-
-@dataclass
-class Mind:
-    """What the layer holds of one conversation in this process.
-
-    Attributes:
-        ledger: The facts, by memory key.
-        mood: The character's state (``None``: no character).
-        felt: The messages whose appraisal moved the mood.
-        history: ``[at, anger, sadness, trust]`` after each of them (the last
-            :data:`HISTORY_KEPT`).
-        lore: The lore's counters; ``recent``: the user messages it scans.
-        offered: The proposed fact the last prompt asked the model to ask about.
-        asked: The fact the confirmation card on screen asks about.
-        reconcile: Where the quarrel's ``speak_first`` stands: ``""`` (no quarrel, or
-            not yet scheduled), ``scheduled`` (its subscription is open) or ``done`` (the
-            buddy reached out; not again until this quarrel is over).
-        stored: What the platform holds under the layer's keys (key → text).
-        turn_done: Set when the running turn was committed.
-        outcomes: What each fact of the last extractions did (newest last).
-        dropped: What the extractor said that was not kept, and why (newest last).
-        reports: The context reports of the last turns.
-        last_event: The event of the last turn.
-        pending: Event id → (its facts are taken in, they are stored).
-    """
-
-    ledger: dict[str, Entry] = field(default_factory=dict)
-    mood: Mood | None = None
-    felt: tuple[str, ...] = ()
-    history: list[list[float]] = field(default_factory=list)
-    lore: LoreState = field(default_factory=LoreState)
-    recent: list[str] = field(default_factory=list)
-    offered: str | None = None
-    asked: str | None = None
-    reconcile: str = ""
-    stored: dict[str, str] = field(default_factory=dict)
-    turn_done: asyncio.Event = field(default_factory=asyncio.Event)
-    outcomes: list[Outcome] = field(default_factory=list)
-    dropped: list[str] = field(default_factory=list)
-    reports: list[Report] = field(default_factory=list)
-    last_event: str = ""
-    pending: dict[str, tuple[asyncio.Event, asyncio.Event]] = field(default_factory=dict)
 
 
 def make(
@@ -263,7 +182,7 @@ class Companion:
         spec: ModelSpec | None = None,
         buddy: str = "",
     ) -> None:
-        from buddy.capabilities.memory.queue import Extractions
+        from buddy.capabilities.companion.queue import Extractions
 
         self.client = client
         self.memory = memory
@@ -311,7 +230,7 @@ class Companion:
                 )
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(ready.wait(), self.memory.wait_ms / 1000)
-        return self._layered(conversation, mind, event, ready.is_set())
+        return layered(self.memory, self.character, self.lore, mind, event, ready.is_set())
 
     async def after(self, conversation: Any, event: Any, turn: Mapping[str, Any]) -> None:
         """The turn was committed: the layer's deferred writes may go on; a confirmation
@@ -329,9 +248,9 @@ class Companion:
             CONFIRM_YES,
             CONFIRM_NO,
         ]:
-            mind.asked = mind.offered or _first_offer(self.memory, mind)
+            mind.asked = mind.offered or first_offer(self.memory, mind)
         mind.turn_done.set()
-        if event.type == "proactive" and event.payload.get("subscription_key") == RECONCILE_KEY:
+        if reconciling(event):
             self.jobs.submit(conversation.id, lambda: self._reconciled(conversation, mind))
         self.jobs.submit(conversation.id, lambda: self._save(conversation, mind))
         if ready is not None and saved is not None and ready.is_set():
@@ -377,49 +296,6 @@ class Companion:
         await self.jobs.close()
         if self._owned and self.extractor is not None:
             await self.extractor.aclose()
-
-    # ----------------------------------------------------------------- context
-
-    def _layered(self, conversation: Any, mind: Mind, event: Any, settled: bool) -> Layered:
-        now = float(event.created_at)
-        budget = self.memory.budget_chars
-        parts: list[tuple[str, int]] = []
-        left: list[tuple[str, str]] = []
-        context: dict[str, Any] = {}
-        prompt = ""
-        card = ledger_context(self.memory, expire(mind.ledger, now).values())
-        used = len(card["card"])
-        if self.memory.relations:
-            context["memory"] = card
-            parts.append(("memory.card", used))
-        if self.character is not None:
-            mood = mind.mood or start(self.character, now)
-            mood = decayed(mood, self.character, now)
-            context["character"] = mood_context(self.character, mood)
-            parts.append(("character", 0))
-        reconcile = event.type == "proactive" and (
-            event.payload.get("subscription_key") == RECONCILE_KEY
-        )
-        if reconcile:
-            prompt = _RECONCILE
-        else:
-            prompt, mind.offered = _ask(self.memory, mind, now)
-        if prompt:
-            if used + len(prompt) <= budget:
-                used += len(prompt)
-                parts.append(("ask" if not reconcile else "reconcile", len(prompt)))
-            else:
-                left.append(("ask", "budget"))
-                prompt, mind.offered = "", None
-        if self.lore is not None:
-            scanned = scan(self.lore, mind.recent, mind.lore, max(0, budget - used))
-            mind.lore = scanned.state
-            context["lore"] = scanned_context(scanned)
-            parts.extend((f"lore:{e.id}", len(e.content)) for e in scanned.entries)
-            left.extend((f"lore:{e.id}", why) for e, why in scanned.left_out)
-        report = Report(str(event.id), now, settled, tuple(parts), tuple(left), budget)
-        mind.reports = [*mind.reports, report][-REPORTS_KEPT:]
-        return Layered(context, prompt)
 
     # ----------------------------------------------------------------- extraction
 
@@ -473,45 +349,16 @@ class Companion:
 
     async def _facts(self, text: str) -> Extracted:
         """The message's facts and appraisal: patterns first, the model once if needed."""
-        wants_facts = self.memory.auto and bool(self.memory.relations)
-        found = from_patterns(self.memory, text) if wants_facts else Extracted()
-        if self.character is None and (found.facts or not wants_facts):
-            return found
-        extractor = self._extractor()
+        found, needed = patterned(self.memory, self.character, text)
+        extractor = self._extractor() if needed else None
         if extractor is None:
             return found
         self.calls += 1
-        response = await extractor.request(
-            ModelRequest(system=self._prompt, messages=(Message("user", text[:2000]),))
-        )
-        said = from_model(self.memory, response.text)
-        if not wants_facts:
-            said = replace(said, facts=())
-        keys = {(f.relation, json.dumps(f.slots, sort_keys=True)) for f in found.facts}
-        extra = [
-            f for f in said.facts if (f.relation, json.dumps(f.slots, sort_keys=True)) not in keys
-        ]
-        return Extracted((*found.facts, *extra), said.appraisal, (*found.dropped, *said.dropped))
+        return await asked(self.memory, extractor, self._prompt, text, found)
 
     def _apply(self, mind: Mind, extracted: Extracted, now: float, message: str) -> None:
         self.dropped += len(extracted.dropped)
-        mind.dropped = [*mind.dropped, *extracted.dropped][-REPORTS_KEPT:]
-        for fact in extracted.facts:
-            mind.ledger, outcome = apply(self.memory, mind.ledger, fact, now=now, message=message)
-            mind.outcomes = [*mind.outcomes, outcome][-REPORTS_KEPT:]
-        if self.character is not None and message not in mind.felt:
-            mood = mind.mood or start(self.character, now)
-            raw = extracted.appraisal or {}
-            appraisal = Appraisal(
-                offence=float(raw.get("offence", 0.0)),
-                apology=float(raw.get("apology", 0.0)),
-                care=float(raw.get("care", 0.0)),
-                explained=bool(raw.get("explained", False)),
-            )
-            mind.mood = m = felt(mood, self.character, appraisal, now)
-            mind.felt = (*mind.felt, message)[-FELT_KEPT:]
-            point = [round(now, 3), *(round(v, 4) for v in (m.anger, m.sadness, m.trust))]
-            mind.history = [*mind.history, point][-HISTORY_KEPT:]
+        apply_extracted(self.memory, self.character, mind, extracted, now, message)
 
     def _extractor(self) -> Model | None:
         """The extractor, made from its spec on first use (``None``: it cannot be)."""
@@ -542,7 +389,7 @@ class Companion:
         if angry == bool(mind.reconcile):  # scheduled or done while angry; calm and none
             return
         await self._quiet(conversation, mind)
-        proactive = ProactiveService(self.client, conversation.id)
+        proactive: ProactiveService = conversation.parts["proactive"]
         try:
             if angry:
                 await proactive.subscribe(
@@ -565,7 +412,8 @@ class Companion:
 
     async def _reconciled(self, conversation: Any, mind: Mind) -> None:
         """The reconcile turn ran: once per quarrel, so its subscription is closed."""
-        await ProactiveService(self.client, conversation.id).unsubscribe(RECONCILE_KEY)
+        proactive: ProactiveService = conversation.parts["proactive"]
+        await proactive.unsubscribe(RECONCILE_KEY)
         mind.reconcile = "done"
 
     # ----------------------------------------------------------------- storage
@@ -591,74 +439,9 @@ class Companion:
         return mind
 
     async def _refresh(self, conversation: Any, mind: Mind, *, lore: bool = False) -> None:
-        """Read the layer's entries back (the platform's memory is the truth: a fact
-        forgotten in the playground, or another process's write, is seen here)."""
-        entries = await Memory(self.client, conversation.id).list()
-        stored = {
-            str(e["key"]): str(e["text"])
-            for e in entries
-            if str(e["key"]).startswith(AUTO_KEY_PREFIX)
-        }
-        mind.stored = stored
-        ledger: dict[str, Entry] = {}
-        for key, text in stored.items():
-            if key in (STATE_KEY, LORE_KEY):
-                continue
-            entry = decode(text)
-            if entry is not None and self.memory.relation(entry.relation) is not None:
-                ledger[key] = entry
-        mind.ledger = ledger
-        state = _json(stored.get(STATE_KEY))
-        mood = state.get("mood")
-        if self.character is not None and isinstance(mood, Mapping):
-            try:
-                mind.mood = Mood(**mood)
-            except TypeError:
-                mind.mood = None
-        mind.felt = tuple(str(m) for m in state.get("felt", ()))
-        history = state.get("history", [])
-        mind.history = [
-            [float(v) for v in point]
-            for point in (history if isinstance(history, list) else [])
-            if isinstance(point, list) and len(point) == 4
-        ][-HISTORY_KEPT:]
-        asked = state.get("asked")
-        mind.asked = asked if isinstance(asked, str) and asked in ledger else None
-        reconcile = state.get("reconcile", "")
-        mind.reconcile = reconcile if reconcile in ("", "scheduled", "done") else ""
-        if lore:
-            saved = _json(stored.get(LORE_KEY))
-            mind.recent = [str(t) for t in saved.get("recent", ())][-RECENT_KEPT:]
-            try:
-                mind.lore = LoreState(
-                    int(saved.get("turn", 0)),
-                    {str(k): int(v) for k, v in dict(saved.get("until", {})).items()},
-                    {str(k): int(v) for k, v in dict(saved.get("blocked", {})).items()},
-                )
-            except (TypeError, ValueError):
-                mind.lore = LoreState()
-
-    def _wanted(self, mind: Mind) -> dict[str, str]:
-        wanted = {key: encode(entry) for key, entry in mind.ledger.items()}
-        state: dict[str, Any] = {"felt": list(mind.felt), "reconcile": mind.reconcile}
-        if mind.history:
-            state["history"] = mind.history
-        if mind.mood is not None:
-            state["mood"] = asdict(mind.mood)
-        if mind.asked is not None:
-            state["asked"] = mind.asked
-        if mind.mood is not None or mind.asked is not None or mind.reconcile:
-            wanted[STATE_KEY] = _dump(state)  # else nothing to keep: no entry
-        if self.lore is not None:
-            wanted[LORE_KEY] = _dump(
-                {
-                    "turn": mind.lore.turn,
-                    "until": dict(mind.lore.until),
-                    "blocked": dict(mind.lore.blocked),
-                    "recent": mind.recent,
-                }
-            )
-        return wanted
+        """Read the layer's entries back (:func:`~buddy.capabilities.companion.mind.read_back`)."""
+        memory: Memory = conversation.parts["memory"]
+        read_back(mind, await memory.list(), self.memory, self.character, lore=lore)
 
     async def _quiet(self, conversation: Any, mind: Mind) -> None:
         """Wait while a turn that read user data is running (its commit sets
@@ -668,13 +451,13 @@ class Companion:
 
     async def _save(self, conversation: Any, mind: Mind) -> None:
         """Write what changed, one entry at a time (each whole), and delete what went."""
-        wanted = self._wanted(mind)
-        changes = [(k, t) for k, t in wanted.items() if mind.stored.get(k) != t]
-        gone = [k for k in mind.stored if k not in wanted]
+        kept = wanted(mind, lore=self.lore is not None)
+        changes = [(k, t) for k, t in kept.items() if mind.stored.get(k) != t]
+        gone = [k for k in mind.stored if k not in kept]
         if not changes and not gone:
             return
         await self._quiet(conversation, mind)
-        memory = Memory(self.client, conversation.id)
+        memory: Memory = conversation.parts["memory"]
         for key in gone:
             await memory.delete_reserved(key)
             mind.stored.pop(key, None)
@@ -687,59 +470,7 @@ class Companion:
                     "automatic memory of %s not written (%s): %s", conversation.id, key, exc
                 )
                 continue
+            except ToolError:  # a turn that read user data began meanwhile: the next save
+                log.info("automatic memory of %s: %s waits for the next save", conversation.id, key)
+                continue
             mind.stored[key] = text
-
-
-_RECONCILE = (
-    "## 先开口\n这是你自己定下的一次主动联系：你们上次闹得不愉快，到现在还没和好。"
-    "照你的性格先开口，说一两句，别翻旧账。"
-)
-
-
-def _offers(memory: AutoMemory, mind: Mind, now: float) -> list[str]:
-    """Proposed facts that wait for the user's explicit confirmation, oldest first."""
-    waiting = []
-    for key, entry in expire(mind.ledger, now).items():
-        spec = memory.relation(entry.relation)
-        if spec is not None and entry.proposed is not None and spec.confirmation == "explicit":
-            waiting.append((entry.updated, key))
-    return [key for _, key in sorted(waiting)]
-
-
-def _first_offer(memory: AutoMemory, mind: Mind) -> str | None:
-    offers = _offers(memory, mind, float("-inf"))
-    return offers[0] if offers else None
-
-
-def _ask(memory: AutoMemory, mind: Mind, now: float) -> tuple[str, str | None]:
-    """The system prompt's request to ask about a proposed fact, and its key."""
-    if mind.asked is not None:
-        return "", None
-    offers = _offers(memory, mind, now)
-    if not offers:
-        return "", None
-    key = offers[0]
-    entry = mind.ledger[key]
-    line = ledger_context(memory, [replace(entry, value=entry.proposed, status="kept")])["card"]
-    fact = line.removeprefix("- ")
-    return (
-        "## 先问一句再记\n"
-        f"对方刚提到这件事：{fact}。这类事记错了会有麻烦，先用 ask_question 发题卡问对方要不要记下"
-        f"（题目用你自己的话说清是哪件事；选项只写「{CONFIRM_YES}」「{CONFIRM_NO}」两个）。"
-        "一次只问这一件，其他的照常聊。",
-        key,
-    )
-
-
-def _json(text: str | None) -> dict[str, Any]:
-    if not text:
-        return {}
-    try:
-        data = json.loads(text)
-    except ValueError:
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
-def _dump(data: Mapping[str, Any]) -> str:
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":"), sort_keys=True)

@@ -8,6 +8,11 @@ with what was known before while the job finishes; a job that fails or hangs mea
 new memory from this message" — it is logged and counted, and never breaks, delays
 beyond the bound, or blocks the next message's job. Conversations do not wait for each
 other.
+
+Only an ``Exception`` is a job's failure. Cancellation, ``KeyboardInterrupt`` and
+``SystemExit`` are not swallowed: they end the job's task as they came (a cancelled task
+is cancelled), and the jobs after it still run, in order — a job cancelled while it waits
+for its turn drops out of the line, and the next one still waits for every job before it.
 """
 
 from __future__ import annotations
@@ -33,57 +38,59 @@ class Extractions:
     def __init__(self, limit: float = 30.0) -> None:
         self.limit = limit
         self.failures = 0
-        self._tails: dict[str, asyncio.Task[None]] = {}
+        self._lines: dict[str, list[asyncio.Task[None]]] = {}  # jobs not done, in order
         self._running: set[asyncio.Task[None]] = set()
 
     def submit(self, conversation: str, job: Job) -> asyncio.Task[None]:
-        """Run ``job`` after the conversation's earlier jobs; answers its task (which never
-        raises: a failure is logged and counted)."""
-        previous = self._tails.get(conversation)
+        """Run ``job`` after the conversation's earlier jobs; answers its task (which raises
+        nothing but what is not an ``Exception``: a failure is logged and counted)."""
+        line = self._lines.setdefault(conversation, [])
+        earlier = list(line)
 
         async def run() -> None:
-            if previous is not None:  # its outcome is its own; only its end matters here
-                await asyncio.wait([previous])
+            # Every earlier job, not only the last: one cancelled while it waited its turn
+            # has ended before those ahead of it. Their outcomes are their own.
+            if earlier:
+                await asyncio.wait(earlier)
             try:
                 await asyncio.wait_for(job(), self.limit)
-            except asyncio.CancelledError:
-                raise
-            except BaseException as exc:  # no new memory from this message, nothing more
+            except Exception as exc:  # no new memory from this message, nothing more
                 self.failures += 1
                 log.warning("no new memory from a message of %s: %r", conversation, exc)
 
         task = asyncio.get_running_loop().create_task(run())
-        self._tails[conversation] = task
+        line.append(task)
         self._running.add(task)
 
         def forget(done: asyncio.Task[None]) -> None:
             self._running.discard(done)
-            if self._tails.get(conversation) is done:
-                del self._tails[conversation]
+            line = self._lines.get(conversation)
+            if line is not None and done in line:
+                line.remove(done)
+                if not line:
+                    del self._lines[conversation]
 
         task.add_done_callback(forget)
         return task
 
     async def settled(self, conversation: str, timeout: float) -> bool:
         """Wait at most ``timeout`` seconds for the conversation's jobs submitted so far;
-        ``True`` when they are done (the jobs go on either way)."""
-        tail = self._tails.get(conversation)
-        if tail is None:
+        ``True`` when they are done (the jobs go on either way, and how one ended — a
+        cancelled one too — is not the caller's)."""
+        line = self._lines.get(conversation)
+        if not line:
             return True
-        try:
-            await asyncio.wait_for(asyncio.shield(tail), timeout)
-        except TimeoutError:
-            return False
-        return True
+        _, left = await asyncio.wait(list(line), timeout=timeout)
+        return not left
 
     async def drained(self) -> None:
         """Wait until every conversation's jobs — those submitted meanwhile too — are done."""
-        while self._tails:
-            await asyncio.wait(list(self._tails.values()))
+        while self._lines:
+            await asyncio.wait([task for line in self._lines.values() for task in line])
 
     def pending(self) -> int:
         """Conversations with a job not yet done."""
-        return len(self._tails)
+        return len(self._lines)
 
     async def close(self) -> None:
         """Cancel every job not yet done and wait for them to stop."""
@@ -91,4 +98,4 @@ class Extractions:
         for task in running:
             task.cancel()
         await asyncio.gather(*running, return_exceptions=True)
-        self._tails.clear()
+        self._lines.clear()

@@ -1,34 +1,30 @@
-"""What a capability is — :class:`Capability` and its parts — and the registry that plugs
-the registered capabilities into the core (:mod:`buddy.capabilities` says how a folder is
-laid out and re-exports every name here)."""
+"""The capability contract: what a capability is — :class:`Capability` and its parts —
+and the checks a capability passes when it registers.
+
+Standard library and :mod:`buddy.errors` only: the core (manifest, compile, runtime,
+platform, testing) imports this package, never ``buddy.capabilities``. Every part that
+names code does so as a ``module:function`` reference; :data:`HOOKS` declares each one's
+signature, and :func:`verify` checks a capability's references against it — the module
+can be found, the function is defined there, its parameters and ``async`` match — from the
+module's source, without importing it (imports stay lazy), as pluggy checks a hook
+implementation against its hookspec when a plugin registers.
+"""
 
 from __future__ import annotations
 
 import copy
-import importlib
-import os
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from functools import cache
-from types import ModuleType
 from typing import TYPE_CHECKING, Any, Protocol
-
-from buddy.capabilities import resolve
-from buddy.errors import CapabilityError
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from buddy.compile.blueprint import Blueprint
     from buddy.errors import Issue
     from buddy.manifest.yamlio import Document
-    from buddy.platform.api import PlatformClient
 
 __all__ = [
-    "AUTOLOAD_OFF",
-    "BUILTINS",
-    "ENTRY_POINT_GROUP",
     "RESERVED_ATTRIBUTES",
     "RESERVED_EXPECT_KEYS",
     "RESERVED_SECTIONS",
@@ -36,47 +32,17 @@ __all__ = [
     "Capability",
     "EventKind",
     "PlatformTool",
-    "Registry",
     "Section",
     "SectionContext",
     "StepAction",
     "StepExpect",
     "ToolContext",
     "Uses",
-    "data_tools",
-    "declarative_uses",
-    "event_kinds",
-    "facades",
+    "claims",
     "obj",
-    "pages",
-    "panels",
-    "prompts",
-    "register_module",
-    "registry",
-    "resolve",
-    "sections",
-    "start",
-    "step_actions",
-    "step_expects",
+    "problems",
+    "references",
 ]
-
-#: The built-in capabilities, in the order their tools are listed (schema, docs) and their
-#: manifest sections rendered (as `buddy render` has always shown them: proactive, data,
-#: resources, widget types).
-BUILTINS = (
-    "buddy.capabilities.questions.capability",
-    "buddy.capabilities.memory.capability",
-    "buddy.capabilities.character.capability",
-    "buddy.capabilities.lore.capability",
-    "buddy.capabilities.proactive.capability",
-    "buddy.capabilities.data.capability",
-    "buddy.capabilities.resources.capability",
-    "buddy.capabilities.widgets.capability",
-)
-#: The entry-point group third-party capabilities register under.
-ENTRY_POINT_GROUP = "buddy.capabilities"
-#: Set (to anything) to skip the entry points: only the built-ins (tests, reproducible runs).
-AUTOLOAD_OFF = "BUDDY_DISABLE_CAPABILITY_AUTOLOAD"
 
 #: The keys of ``buddy.yaml`` that are the manifest's own, whatever its capabilities (and
 #: the compiled view's own sections).
@@ -105,7 +71,7 @@ RESERVED_EXPECT_KEYS = frozenset(
     {"reply", "no_reply", "messages", "tool_called", "tool_result", "denied", "question"}
 )
 #: What ``conversation`` has of its own, whatever its capabilities.
-RESERVED_ATTRIBUTES = frozenset({"id", "kind", "client", "resource", "members", "turn", "parts"})
+RESERVED_ATTRIBUTES = frozenset({"id", "kind", "client", "members", "turn", "parts"})
 _NAME = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
 _TOOL = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 _EXECUTE = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
@@ -396,7 +362,7 @@ class Capability:
             start.
         attribute: The name of its part of the ``conversation`` object
             (``conversation.memory``); ``""`` for none.
-        facade: ``module:Class`` of that part: a :class:`~buddy.capabilities.turn.Bound`
+        facade: ``module:Class`` of that part: a :class:`~buddy.extend.turn.Bound`
             made with ``(client, conversation_id)`` and, in the runtime, configured
             with the buddy's blueprint (``Bound.configure``).
         section: What it adds to ``buddy.yaml``, if anything.
@@ -418,7 +384,7 @@ class Capability:
             buddy declares nothing it acts on); compiled into the buddies that have its
             section (capabilities that share one layer name the same function: it is
             made once). A layer takes part in every turn
-            (:class:`buddy.capabilities.turn.Layer`): it hears each event before the
+            (:class:`buddy.extend.turn.Layer`): it hears each event before the
             turn, gives persona templates their live context and the system prompt its
             part, and hears each committed turn. ``""`` for none.
     """
@@ -440,48 +406,7 @@ class Capability:
     layer: str = ""
 
 
-@dataclass
-class Registry:
-    """The registered capabilities and their tools, by name."""
-
-    capabilities: dict[str, Capability] = field(default_factory=dict)
-    tools: dict[str, PlatformTool] = field(default_factory=dict)
-    owners: dict[str, str] = field(default_factory=dict)  # tool name -> capability name
-    # What one capability alone may have ("tool 'x'", "section 'data'" …) -> its owner.
-    claimed: dict[str, str] = field(default_factory=dict)
-
-    def add(self, capability: Capability, where: str) -> None:
-        """Register ``capability`` (from ``where``, for errors), checking every part.
-
-        Raises:
-            CapabilityError: A part is missing or wrong, or a name is taken.
-        """
-        for problem in _problems(capability, where):
-            raise CapabilityError(where, problem)
-        if capability.name in self.capabilities:
-            raise CapabilityError(where, f"the name {capability.name!r} is registered already")
-        claims = list(_claims(capability))
-        for claim in claims:
-            owner = self.claimed.get(claim)
-            if owner is not None:
-                raise CapabilityError(
-                    where, f"{claim} is registered already by capability {owner!r}"
-                )
-        self.capabilities[capability.name] = capability
-        self.claimed.update(dict.fromkeys(claims, capability.name))
-        for tool in capability.tools:
-            self.tools[tool.name] = tool
-            self.owners[tool.name] = capability.name
-
-    def tool_names(self) -> tuple[str, ...]:
-        """Every platform tool's name, in registration order."""
-        return tuple(self.tools)
-
-    def __iter__(self) -> Iterator[Capability]:
-        return iter(self.capabilities.values())
-
-
-def _claims(capability: Capability) -> Iterator[str]:
+def claims(capability: Capability) -> Iterator[str]:
     """What ``capability`` claims that no other may: its manifest section, declarative
     kinds, event types, ``conversation`` attribute and tools."""
     if capability.section is not None:
@@ -495,9 +420,9 @@ def _claims(capability: Capability) -> Iterator[str]:
     yield from (f"tool {tool.name!r}" for tool in capability.tools)
 
 
-def _problems(capability: Any, where: str) -> Iterator[str]:
+def problems(capability: Any, where: str) -> Iterator[str]:
     if not isinstance(capability, Capability):
-        yield f"CAPABILITY must be a buddy.capabilities.Capability, not {type(capability).__name__}"
+        yield f"CAPABILITY must be a buddy.extend.Capability, not {type(capability).__name__}"
         return
     if not _NAME.match(capability.name):
         yield f"name {capability.name!r} must match {_NAME.pattern}"
@@ -597,7 +522,7 @@ def _scenario_problems(capability: Capability) -> Iterator[str]:
 
 def _section_problems(section: Any) -> Iterator[str]:
     if not isinstance(section, Section):
-        yield f"section must be a buddy.capabilities.Section, not {type(section).__name__}"
+        yield f"section must be a buddy.extend.Section, not {type(section).__name__}"
         return
     if not _NAME.match(section.key):
         yield f"section: key {section.key!r} must match {_NAME.pattern}"
@@ -612,141 +537,6 @@ def _section_problems(section: Any) -> Iterator[str]:
         yield f"section ({section.key}): heading is empty"
 
 
-def register_module(target: Registry, module: ModuleType | str) -> Capability:
-    """Register the ``CAPABILITY`` of ``module`` (a module or its dotted name).
-
-    Raises:
-        CapabilityError: The module cannot be imported, has no ``CAPABILITY``, or a part
-            of it is wrong.
-    """
-    name = module if isinstance(module, str) else module.__name__
-    if isinstance(module, str):
-        try:
-            module = importlib.import_module(module)
-        except ImportError as exc:
-            raise CapabilityError(name, f"cannot be imported: {exc}") from exc
-    capability: Any = getattr(module, "CAPABILITY", None)
-    if capability is None:
-        raise CapabilityError(name, "has no CAPABILITY (a buddy.capabilities.Capability)")
-    target.add(capability, name)
-    assert isinstance(capability, Capability)  # add() refused anything else
-    return capability
-
-
-def _entry_points() -> Iterator[tuple[str, str]]:
-    from importlib.metadata import entry_points
-
-    for point in entry_points(group=ENTRY_POINT_GROUP):
-        yield point.name, point.value
-
-
-@cache
-def registry() -> Registry:
-    """The capabilities of this process: the built-ins, then the entry points (unless
-    :data:`AUTOLOAD_OFF` is set), each checked as it registers.
-
-    Raises:
-        CapabilityError: A capability is broken (naming it and the part).
-    """
-    found = Registry()
-    for module in BUILTINS:
-        register_module(found, module)
-    if not os.environ.get(AUTOLOAD_OFF):
-        for point, value in _entry_points():
-            module = value.partition(":")[0]
-            if module in BUILTINS:
-                continue  # an old install listing a built-in: it is registered already
-            try:
-                register_module(found, module)
-            except CapabilityError as exc:
-                raise CapabilityError(f"entry point {point!r} ({value})", exc.problem) from exc
-    return found
-
-
-async def start(client: PlatformClient, blueprint: Blueprint) -> None:
-    """Run every registered capability's ``startup`` for ``blueprint``, in order.
-
-    Raises:
-        PlatformError: An upload failed; the buddy must not start.
-    """
-    for capability in registry():
-        if capability.startup:
-            await resolve(capability.startup)(client, blueprint)
-
-
-def facades() -> tuple[tuple[str, str], ...]:
-    """``(attribute, module:Class)`` of every registered ``conversation`` part, in order
-    (compiled into each blueprint, so a runtime started from the cache needs no registry)."""
-    return tuple((c.attribute, c.facade) for c in registry() if c.attribute)
-
-
-def sections() -> tuple[Section, ...]:
-    """Every registered manifest section, in registry order."""
-    return tuple(c.section for c in registry() if c.section is not None)
-
-
-def prompts() -> tuple[tuple[str, str], ...]:
-    """``(section key, module:function)`` of every section persona templates see, in
-    registry order (compiled into each blueprint, as :func:`facades` are)."""
-    return tuple((s.key, s.prompt) for s in sections() if s.prompt)
-
-
-def layers(present: Iterable[str]) -> tuple[str, ...]:
-    """``module:function`` of the conversation layers of the capabilities whose section
-    is among ``present`` (a blueprint's section keys), in registry order, each once."""
-    keys = set(present)
-    found = (c.layer for c in registry() if c.layer and c.section and c.section.key in keys)
-    return tuple(dict.fromkeys(found))
-
-
-def declarative_uses() -> tuple[Uses, ...]:
-    """Every registered declarative tool kind, in registry order."""
-    return tuple(use for capability in registry() for use in capability.uses)
-
-
-def step_actions() -> tuple[StepAction, ...]:
-    """Every registered scenario step action, in registry order."""
-    return tuple(action for capability in registry() for action in capability.actions)
-
-
-def step_expects() -> tuple[StepExpect, ...]:
-    """Every registered scenario ``expect:`` key, in registry order."""
-    return tuple(expect for capability in registry() for expect in capability.expects)
-
-
-def event_kinds() -> dict[str, EventKind]:
-    """Every registered event kind, by event type."""
-    return {kind.type: kind for capability in registry() for kind in capability.events}
-
-
-def panels(blueprint: Blueprint) -> dict[str, Any]:
-    """Every registered capability's playground panel data for ``blueprint``."""
-    shown: dict[str, Any] = {}
-    for capability in registry():
-        if capability.playground:
-            shown.update(resolve(capability.playground)(blueprint))
-    return shown
-
-
-def pages() -> dict[str, Path]:
-    """Every registered capability's playground script, by capability name (the file,
-    whether or not it exists: the playground reports a missing one)."""
-    from importlib.resources import files
-    from pathlib import Path
-
-    found: dict[str, Path] = {}
-    for capability in registry():
-        if capability.page:
-            package, _, name = capability.page.partition(":")
-            found[capability.name] = Path(str(files(package) / name))
-    return found
-
-
-def data_tools() -> frozenset[str]:
-    """The registered platform tools whose results may carry user data."""
-    return frozenset(t.name for t in registry().tools.values() if t.reads_data)
-
-
 def obj(properties: Mapping[str, Any], required: tuple[str, ...] = ()) -> dict[str, Any]:
     """A closed JSON Schema object (what every tool's parameters are)."""
     return {
@@ -755,3 +545,41 @@ def obj(properties: Mapping[str, Any], required: tuple[str, ...] = ()) -> dict[s
         "required": list(required),
         "additionalProperties": False,
     }
+
+
+def references(capability: Capability) -> Iterator[tuple[str, str, str]]:
+    """``(where, hook, module:attribute)`` of every code reference ``capability`` makes
+    (a well-formed one: :func:`problems` reports the rest), ``hook`` naming its signature in
+    :data:`buddy.extend.refs.HOOKS`."""
+    parts: list[tuple[str, str, str]] = [
+        (f"tools[{i}] ({t.name}): execute", "PlatformTool.execute", t.execute)
+        for i, t in enumerate(capability.tools)
+    ]
+    for part in ("startup", "facade", "playground", "layer"):
+        parts.append((part, f"Capability.{part}", getattr(capability, part)))
+    section = capability.section
+    if section is not None:
+        for part in ("model", "compile", "render", "markdown", "prompt"):
+            parts.append(
+                (f"section ({section.key}): {part}", f"Section.{part}", getattr(section, part))
+            )
+    for i, use in enumerate(capability.uses):
+        for part in ("model", "execute", "schemas"):
+            parts.append((f"uses[{i}] ({use.name}): {part}", f"Uses.{part}", getattr(use, part)))
+    for i, kind in enumerate(capability.events):
+        for part in ("user", "prompt"):
+            parts.append(
+                (f"events[{i}] ({kind.type}): {part}", f"EventKind.{part}", getattr(kind, part))
+            )
+    steps: tuple[tuple[str, tuple[StepAction | StepExpect, ...], tuple[str, ...]], ...] = (
+        ("actions", capability.actions, ("model", "run", "check")),
+        ("expects", capability.expects, ("model", "verify", "state", "check")),
+    )
+    for name, items, fields in steps:
+        hook = "StepAction" if name == "actions" else "StepExpect"
+        for i, item in enumerate(items):
+            for part in fields:
+                parts.append(
+                    (f"{name}[{i}] ({item.key}): {part}", f"{hook}.{part}", getattr(item, part))
+                )
+    return ((w, h, r) for w, h, r in parts if r and _EXECUTE.match(r))

@@ -1,0 +1,89 @@
+"""What a scenario run reports: its located failures and notes, its result, and what the
+buddy logged meanwhile (:mod:`buddy.testing.scenarios` runs the scenario)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import logging
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from buddy.manifest.yamlio import YamlPath
+
+__all__ = ["Failure", "LogCapture", "ScenarioResult", "StepError", "capture_logs"]
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """A located failure (or note) of a scenario run."""
+
+    file: str
+    line: int
+    column: int
+    path: str
+    message: str
+
+    def __str__(self) -> str:
+        field_path = f" [{self.path}]" if self.path else ""
+        return f"{self.file}:{self.line}:{self.column}: {self.message}{field_path}"
+
+
+@dataclass
+class ScenarioResult:
+    """The outcome of one scenario.
+
+    Attributes:
+        name: The scenario's name.
+        file: Its file, as shown.
+        line: Where it starts.
+        failures: What failed (a scenario stops after its first failing step).
+        notes: Checks skipped against a real model.
+        seconds: How long it ran.
+        log: What the buddy logged meanwhile (warnings and errors).
+    """
+
+    name: str
+    file: str
+    line: int
+    failures: list[Failure] = field(default_factory=list)
+    notes: list[Failure] = field(default_factory=list)
+    seconds: float = 0.0
+    log: str = ""
+
+    @property
+    def passed(self) -> bool:
+        """Whether nothing failed."""
+        return not self.failures
+
+
+class StepError(Exception):
+    """An action of a step could not be done; ``path`` says where it is written."""
+
+    def __init__(self, path: YamlPath, message: str) -> None:
+        super().__init__(message)
+        self.path = path
+        self.message = message
+
+
+class LogCapture(logging.Handler):
+    """Collects what the buddy logs during a scenario (shown when it fails)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.buffer = io.StringIO()
+        self.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.buffer.write(self.format(record) + "\n")
+
+
+@contextlib.contextmanager
+def capture_logs() -> Iterator[LogCapture]:
+    handler = LogCapture()
+    logger = logging.getLogger("buddy")
+    logger.addHandler(handler)
+    try:
+        yield handler
+    finally:
+        logger.removeHandler(handler)
