@@ -44,6 +44,11 @@ def _facade(reference: str) -> type[Bound]:
     return found
 
 
+# A blueprint's facades (by identity) → their classes: a conversation may be made per turn.
+_PARTS: dict[int, tuple[object, dict[str, type[Bound]]]] = {}
+_PARTS_MAX = 16
+
+
 def part_classes(facades: Iterable[tuple[str, str]] | None = None) -> dict[str, type[Bound]]:
     """The class of each part, by attribute: of ``facades`` (``(attribute,
     module:Class)``, a blueprint's), or of every registered capability."""
@@ -51,7 +56,15 @@ def part_classes(facades: Iterable[tuple[str, str]] | None = None) -> dict[str, 
         from buddy.extend import facades as registered
 
         facades = registered()
-    return {attribute: _facade(reference) for attribute, reference in facades}
+    known = _PARTS.get(id(facades))
+    if known is not None and known[0] is facades:
+        return known[1]
+    classes = {attribute: _facade(reference) for attribute, reference in facades}
+    if isinstance(facades, tuple):  # immutable: its classes can be kept
+        if len(_PARTS) >= _PARTS_MAX:
+            del _PARTS[next(iter(_PARTS))]
+        _PARTS[id(facades)] = (facades, classes)
+    return classes
 
 
 def prepare(blueprint: Blueprint) -> None:

@@ -161,13 +161,14 @@ class TurnRunner:
         )
         record = {
             "event_id": event.id,
-            "reply": self._reply(outcome, kind),
+            "reply": self._reply(outcome, kind) if unasked else outcome.reply,
             "question": conversation.turn.question,
-            "steps": kept_steps(outcome.steps),
+            "steps": steps if len(steps := outcome.steps) <= TURN_STEPS_MAX else kept_steps(steps),
             "data_read": outcome.data_read,
         }
         committed = {} if commit is None else await commit(conversation.id, record)
-        conversation.turn = TurnState()  # the turn is over: nothing is read between turns
+        if conversation.turn.data_read:  # the turn is over: nothing is read between turns
+            conversation.turn = TurnState()
         for layer in self.layers:
             await layer.after(conversation, event, record)
         return Turn(outcome, record, committed)
@@ -209,8 +210,9 @@ class TurnRunner:
 
     @staticmethod
     def _reply(outcome: TurnOutcome, kind: EventKind | None) -> str | None:
+        """An unasked turn's reply: ``None`` when it says nothing."""
         reply = outcome.reply
-        if kind is None or not kind.unasked:
+        if kind is None:
             return reply
         if reply is not None and reply.strip() in (kind.skip, ""):
             return None  # nothing worth saying
