@@ -197,12 +197,7 @@ def _bad_key(
 def _fixed_keys(root: Any, loc: tuple[str | int, ...]) -> list[str]:
     """The keys a mapping at ``loc`` (a pydantic loc) may have when its key type fixes
     them (a ``Literal`` or an ``Enum``); empty when any string may be a key."""
-    candidates = [root]
-    for part in loc:
-        following: list[Any] = []
-        for tp in candidates:
-            following.extend(_step(tp, part))
-        candidates = following
+    candidates = _types_at(root, loc)
     keys: list[str] = []
     for tp in candidates:
         for member in _unwrap(tp):
@@ -332,14 +327,20 @@ def _describe(value: Any) -> str:
     return f"{type(value).__name__} {value!r}"
 
 
-def _allowed_keys(root: Any, loc: tuple[str | int, ...]) -> list[str]:
-    """The field names of the model at ``loc`` (a pydantic loc, union tags included)."""
+def _types_at(root: Any, loc: tuple[str | int, ...]) -> list[Any]:
+    """The types a pydantic ``loc`` can reach from ``root`` (every branch of a union)."""
     candidates = [root]
     for part in loc:
         following: list[Any] = []
         for tp in candidates:
             following.extend(_step(tp, part))
         candidates = following
+    return candidates
+
+
+def _allowed_keys(root: Any, loc: tuple[str | int, ...]) -> list[str]:
+    """The field names of the model at ``loc`` (a pydantic loc, union tags included)."""
+    candidates = _types_at(root, loc)
     keys: list[str] = []
     for tp in candidates:
         for model in _models(tp):
