@@ -15,7 +15,6 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 __all__ = [
-    "EVENT_TYPES",
     "EVENT_TYPE_PATTERN",
     "SUPERSEDED_CLOSE_CODE",
     "Ack",
@@ -26,9 +25,6 @@ __all__ = [
 
 #: What an event type is: a lowercase name of letters, digits and ``_``, a letter first.
 EVENT_TYPE_PATTERN = r"^[a-z][a-z0-9_]{0,63}$"
-#: The types the platform sends today: ``message`` and the built-in capabilities' — not a
-#: closed set (see the module's docstring).
-EVENT_TYPES = ("message", "proactive", "consent_result")
 # The websocket close code sent to a connection replaced by a newer one of the same identity.
 SUPERSEDED_CLOSE_CODE = 4001
 
@@ -38,9 +34,8 @@ class Event(BaseModel):
 
     Attributes:
         id: Unique; acknowledge it once processed.
-        type: ``message`` (a user wrote), or a capability's type (``proactive``: a
-            subscription fired; ``consent_result``: the user answered a data-access card
-            …), matching :data:`EVENT_TYPE_PATTERN`. Open: a type no registered capability
+        type: ``message`` (a user wrote), or a capability's type (its ``EventKind``),
+            matching :data:`EVENT_TYPE_PATTERN`. Open: a type no registered capability
             handles is acknowledged and skipped by the runtime.
         conversation_id: The conversation it belongs to.
         payload: Type-specific fields (see docs/protocol.md).
