@@ -208,3 +208,15 @@ def test_a_reference_with_defaults_or_varargs_fits_its_hook(package: Path) -> No
     for render in ("acme_x.parts:render_more", "acme_x.parts:render_any"):
         found = list(verify(iter([("section (x): render", "Section.render", render)])))
         assert found == []
+
+
+def test_a_platform_part_without_its_router_is_refused_when_it_registers(package: Path) -> None:
+    (package / "platform.py").write_text('TABLES = ""\n')
+    text = _capability(TOOL.format(execute="acme_x.parts:execute"))
+    text = text.replace("    section=", '    platform="acme_x.platform",\n    section=')
+    (package / "__init__.py").write_text(text)
+    with pytest.raises(CapabilityError) as caught:
+        register_module(Registry(), "acme_x")
+    assert caught.value.problem == (
+        "platform 'acme_x.platform:router': module 'acme_x.platform' defines no 'router'"
+    )

@@ -557,6 +557,9 @@ def references(capability: Capability) -> Iterator[tuple[str, str, str]]:
     ]
     for part in ("startup", "facade", "playground", "layer"):
         parts.append((part, f"Capability.{part}", getattr(capability, part)))
+    if capability.platform and _MODULE.match(capability.platform):
+        for name in ("TABLES", "router"):  # what the dev platform reads of every part
+            parts.append(("platform", "Capability.platform", f"{capability.platform}:{name}"))
     section = capability.section
     if section is not None:
         for part in ("model", "compile", "render", "markdown", "prompt"):

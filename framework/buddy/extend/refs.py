@@ -49,6 +49,7 @@ HOOKS: dict[str, Hook] = {
     "PlatformTool.execute": _fn("call_id", "params", "conversation", awaited=True),
     "Capability.startup": _fn("client", "blueprint", awaited=True),
     "Capability.facade": Hook("class", ("client", "conversation_id")),
+    "Capability.platform": Hook("attribute"),  # the module's TABLES and router
     "Capability.playground": _fn("blueprint"),
     "Capability.layer": _fn("blueprint", "client", "model", "layer_model"),
     "Section.model": Hook("attribute"),
