@@ -82,7 +82,7 @@ def load(
         if cached is not None:
             return cached
     from buddy.compile.compiler import load as compile_buddy
-    from buddy.compile.persona import no_disk_cache
+    from buddy.compile.sandbox import no_disk_cache
 
     with contextlib.nullcontext() if use else no_disk_cache():
         blueprint = compile_buddy(manifest, profile=profile, model=model)

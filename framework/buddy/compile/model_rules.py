@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal
 
-from buddy.manifest.schema import FallbackOptions, ModelOptions, ThinkingOptions
+from buddy.manifest.model_options import FallbackOptions, ModelOptions, ThinkingOptions
 from buddy.manifest.yamlio import YamlPath
 from buddy.models.providers import PROVIDERS, Provider, ThinkingStyle, infer_provider
 

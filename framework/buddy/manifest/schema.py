@@ -5,37 +5,51 @@ not a string). Checks that need only one value live here as validators raising
 :class:`~pydantic_core.PydanticCustomError` whose *type* is our error code; checks
 that relate several parts of a manifest, or other files, live in :mod:`buddy.compile`.
 
-The JSON Schema of buddy.yaml (``buddy schema``, ``docs/buddy.schema.json``) is
-generated from these models.
+Here: the persona, the composed manifest (:func:`manifest_model`) and what its JSON
+Schema adds. Its parts are :mod:`.fields` (:class:`Strict`, patterns), :mod:`.model_options`
+(``model:``), :mod:`.tool_models` (``tools:``, ``hooks:``) and :mod:`.suggest` (did you
+mean), all re-exported here. The JSON Schema of buddy.yaml (``buddy schema``,
+``docs/buddy.schema.json``) is generated from these models.
 """
 
 from __future__ import annotations
 
-import difflib
-import json
-import re
-from functools import cache, lru_cache
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, Union
+from functools import cache
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import (
-    AfterValidator,
-    BaseModel,
-    ConfigDict,
-    Discriminator,
-    Field,
-    Tag,
-    create_model,
-    field_validator,
-    model_validator,
-)
+from pydantic import AfterValidator, ConfigDict, Field, create_model, model_validator
 from pydantic_core import PydanticCustomError
 
-from buddy.extend import registry
-from buddy.models.providers import BASE_URL_PATTERN, PROVIDERS, infer_provider, split_ref
+from buddy.manifest.fields import (
+    DURATION_PATTERN,
+    HANDLER_PATTERN,
+    SLUG_PATTERN,
+    Folder,
+    Strict,
+    duration_seconds,
+)
+from buddy.manifest.model_options import FallbackOptions as FallbackOptions  # noqa: PLC0414
+from buddy.manifest.model_options import ModelOptions, ThinkingOptions
+from buddy.manifest.model_options import ModelRef as ModelRef  # noqa: PLC0414
+from buddy.manifest.suggest import choices, closest, did_you_mean
+from buddy.manifest.tool_models import (
+    PLATFORM_TOOL_NAMES,
+    CustomTool,
+    DeclarativeTool,
+    DenyRule,
+    HandlerRule,
+    Hooks,
+    ToolItem,
+    tool_item,
+)
+from buddy.manifest.tool_models import canonical_json as canonical_json  # noqa: PLC0414
+from buddy.manifest.tool_models import schema_problem as schema_problem  # noqa: PLC0414
 
 if TYPE_CHECKING:
     from buddy.extend import Section, Uses
 
+# `FallbackOptions`, `ModelRef`, `canonical_json` and `schema_problem` are imported from
+# here too: the `X as X` imports above re-export them, outside `__all__` as before.
 __all__ = [
     "DURATION_PATTERN",
     "HANDLER_PATTERN",
@@ -61,34 +75,6 @@ __all__ = [
     "manifest_model",
 ]
 
-SLUG_PATTERN = r"^[a-z0-9][a-z0-9-]{0,62}$"
-TOOL_NAME_PATTERN = r"^[a-zA-Z0-9_-]{1,64}$"
-HANDLER_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*$"
-_HANDLER_RE = re.compile(HANDLER_PATTERN)
-
-#: A span of time as written in YAML: ``30d``, ``12h``, ``90m``, ``45s``, ``1d12h``.
-DURATION_PATTERN = r"^(?:([0-9]+)d)?(?:([0-9]+)h)?(?:([0-9]+)m)?(?:([0-9]+)s)?$"
-_DURATION = re.compile(DURATION_PATTERN)
-_DURATION_UNITS = (86400, 3600, 60, 1)
-
-
-def duration_seconds(value: str) -> int:
-    """Seconds of a span such as ``30d`` or ``1h30m``; 0 when ``value`` is not one."""
-    match = _DURATION.match(value)
-    if match is None:
-        return 0
-    groups = match.groups()
-    return sum(int(n) * unit for n, unit in zip(groups, _DURATION_UNITS, strict=True) if n)
-
-
-#: A folder a manifest key names, relative to the manifest that wrote it (``resources:``,
-#: ``widgets:``): a section's model when its value is a folder.
-Folder = Annotated[str, Field(min_length=1)]
-
-#: Every platform tool a manifest may list by name: the registered capabilities' tools.
-PLATFORM_TOOL_NAMES: tuple[str, ...] = registry().tool_names()
-
-
 # Our own error codes raised from validators (pydantic's own types are mapped in locate.py).
 CUSTOM_ERROR_CODES = frozenset(
     {
@@ -107,244 +93,6 @@ CUSTOM_ERROR_CODES = frozenset(
     }
 )
 
-
-def did_you_mean(word: str, choices: list[str] | tuple[str, ...]) -> str:
-    """``"did you mean `x`?"`` for the closest choice, or ``""``."""
-    close = closest(word, choices)
-    return f"did you mean `{close}`?" if close is not None else ""
-
-
-def closest(word: str, choices: list[str] | tuple[str, ...]) -> str | None:
-    """The choice ``word`` most likely meant, or ``None``.
-
-    A name written short or long comes first — a choice it begins (``plan`` →
-    ``plan_menu``), one that begins it (``plan_menus`` → ``plan_menu``), one containing
-    it (``menu``) — then the most similar spelling. Similarity is also asked of what
-    follows a shared namespace (``a.``), which alone would make ``a.running`` look like
-    ``a.rating``.
-    """
-    folded = word.casefold()
-    options = [(c, c.casefold()) for c in choices]
-    same = [c for c, f in options if f == folded]
-    if same:
-        return same[0]
-    if len(folded) >= 3:
-        longer = [c for c, f in options if f.startswith(folded)]
-        if longer:
-            return min(longer, key=len)
-        shorter = [c for c, f in options if folded.startswith(f) and 2 * len(f) >= len(folded)]
-        if shorter:
-            return max(shorter, key=len)
-    if len(folded) >= 4:
-        around = [c for c, f in options if folded in f]
-        if around:
-            return min(around, key=len)
-    best: tuple[float, str] | None = None
-    for choice, fold in options:
-        score = difflib.SequenceMatcher(None, folded, fold).ratio()
-        if score < _CLOSE or _rest_ratio(folded, fold) < _CLOSE_REST:
-            continue
-        if best is None or score > best[0]:
-            best = (score, choice)
-    return best[1] if best is not None else None
-
-
-_CLOSE = 0.6  # difflib.get_close_matches's default cutoff
-_CLOSE_REST = 0.5
-_NAMESPACE_END = re.compile(r".*[./:_-]")
-
-
-def _rest_ratio(word: str, choice: str) -> float:
-    """How alike ``word`` and ``choice`` are after the namespace they share, if any."""
-    shared = 0
-    for a, b in zip(word, choice, strict=False):
-        if a != b:
-            break
-        shared += 1
-    namespace = _NAMESPACE_END.match(word[:shared])
-    if namespace is None:
-        return 1.0
-    cut = namespace.end()
-    return difflib.SequenceMatcher(None, word[cut:], choice[cut:]).ratio()
-
-
-def choices(word: str, choices: list[str] | tuple[str, ...]) -> str:
-    return did_you_mean(word, choices) or f"known: {', '.join(choices)}"
-
-
-class Strict(BaseModel):
-    """Every manifest model: unknown keys are errors, no coercion, frozen.
-
-    Built when first used (``defer_build``): a manifest is validated by the composed
-    model of :func:`manifest_model`, which generates every part's schema itself, so
-    building each part's own validator at import would be work thrown away.
-    """
-
-    model_config = ConfigDict(strict=True, extra="forbid", frozen=True, defer_build=True)
-
-
-# ---------------------------------------------------------------- model
-
-
-def _check_model_ref(value: str) -> str:
-    provider, name, base_url = split_ref(value)
-    if base_url is not None and not re.match(BASE_URL_PATTERN, base_url):
-        raise PydanticCustomError(
-            "model-base-url",
-            "the endpoint after `@` is not an http(s) URL: `{url}`",
-            {"url": base_url},
-        )
-    if provider is not None:
-        if provider not in PROVIDERS:
-            raise PydanticCustomError(
-                "unknown-provider",
-                "unknown model provider `{provider}`",
-                {"provider": provider, "hint": choices(provider, tuple(PROVIDERS))},
-            )
-        if not name:
-            raise PydanticCustomError(
-                "unknown-model",
-                "the model name after `{provider}:` is empty",
-                {"provider": provider},
-            )
-        if provider == "openai-compatible" and base_url is None:
-            raise PydanticCustomError(
-                "model-base-url",
-                "`openai-compatible` needs its endpoint: write `openai-compatible:{name}@URL` "
-                "(e.g. `openai-compatible:{name}@http://127.0.0.1:11434/v1`), or the mapping "
-                "form with `base_url`",
-                {"name": name},
-            )
-        return value
-    if infer_provider(name) is None:
-        raise PydanticCustomError(
-            "unknown-model",
-            "cannot tell the provider of model `{name}`: write `provider:{name}` "
-            "(providers: {providers})",
-            {"name": name, "providers": ", ".join(PROVIDERS)},
-        )
-    return value
-
-
-ModelString = Annotated[
-    str,
-    Field(
-        min_length=1,
-        description="`provider:name`, a bare model name (kimi-*, deepseek-*, qwen*, glm-*, "
-        "doubao-*, gemini-*, grok-*, gpt-*, o1…, claude-* …), `offline` or `test`; "
-        "`@URL` after it names the endpoint (`openai-compatible:qwen3@http://127.0.0.1:11434/v1`).",
-    ),
-    AfterValidator(_check_model_ref),
-]
-
-
-class ThinkingOptions(Strict):
-    """Thinking before answering, in detail (``thinking: true`` is all defaults)."""
-
-    enabled: bool = Field(default=True, description="Thinking on or off.")
-    budget_tokens: int | None = Field(
-        default=None,
-        ge=1,
-        le=1_000_000,
-        description="Tokens it may think for (Anthropic: at least 1024, below `max_tokens`).",
-    )
-    effort: Literal["low", "medium", "high"] | None = Field(
-        default=None, description="How hard it thinks, where the provider takes an effort."
-    )
-
-    @model_validator(mode="after")
-    def _one_amount(self) -> ThinkingOptions:
-        if self.budget_tokens is not None and self.effort is not None:
-            raise PydanticCustomError(
-                "thinking-options",
-                "give `budget_tokens` or `effort`, not both: providers take one of them",
-            )
-        return self
-
-
-def _thinking_tag(value: Any) -> str:
-    return "thinking-bool" if isinstance(value, bool) else "thinking-mapping"
-
-
-ThinkingRef = Annotated[
-    Annotated[bool, Tag("thinking-bool")] | Annotated[ThinkingOptions, Tag("thinking-mapping")],
-    Discriminator(_thinking_tag),
-]
-
-
-class _ModelOptionsBase(Strict):
-    provider: str | None = Field(
-        default=None,
-        description="Provider id; inferred from `name` when omitted.",
-        json_schema_extra={"enum": [*PROVIDERS, None]},
-    )
-    name: str = Field(min_length=1, max_length=200, description="The provider's model name.")
-    temperature: float | None = Field(default=None, ge=0, le=2)
-    max_tokens: int | None = Field(default=None, ge=1, le=1_000_000)
-    top_p: float | None = Field(default=None, gt=0, le=1)
-    base_url: str | None = Field(
-        default=None,
-        pattern=r"^https?://\S+$",
-        description="Endpoint override; required for `openai-compatible`.",
-    )
-    thinking: ThinkingRef | None = Field(
-        default=None,
-        description="Think before answering: `true`/`false`, or `budget_tokens`/`effort` "
-        "(how each provider takes it: docs/models.md).",
-    )
-
-    @field_validator("provider")
-    @classmethod
-    def _known_provider(cls, value: str | None) -> str | None:
-        if value is not None and value not in PROVIDERS:
-            raise PydanticCustomError(
-                "unknown-provider",
-                "unknown model provider `{provider}`",
-                {"provider": value, "hint": choices(value, tuple(PROVIDERS))},
-            )
-        return value
-
-    @model_validator(mode="after")
-    def _resolvable(self) -> _ModelOptionsBase:
-        if self.provider is None and infer_provider(self.name) is None:
-            raise PydanticCustomError(
-                "unknown-model",
-                "cannot tell the provider of model `{name}`: add `provider:`",
-                {"name": self.name},
-            )
-        if self.provider == "openai-compatible" and not self.base_url:
-            raise PydanticCustomError("model-base-url", "`openai-compatible` needs `base_url`")
-        return self
-
-
-class FallbackOptions(_ModelOptionsBase):
-    """A fallback model in mapping form (fallbacks do not nest)."""
-
-
-def _model_tag(value: Any) -> str:
-    return "model-string" if isinstance(value, str) else "model-options"
-
-
-FallbackRef = Annotated[
-    Annotated[ModelString, Tag("model-string")] | Annotated[FallbackOptions, Tag("model-options")],
-    Discriminator(_model_tag),
-]
-
-
-class ModelOptions(_ModelOptionsBase):
-    """The model in mapping form, with sampling options and fallbacks."""
-
-    fallbacks: list[FallbackRef] = Field(
-        default_factory=list,
-        max_length=8,
-        description="Models tried in order when this one keeps failing.",
-    )
-
-
-ModelRef = Annotated[
-    Annotated[ModelString, Tag("model-string")] | Annotated[ModelOptions, Tag("model-options")],
-    Discriminator(_model_tag),
-]
 
 # ---------------------------------------------------------------- persona
 
@@ -386,42 +134,6 @@ class Persona(Strict):
         return self
 
 
-# ---------------------------------------------------------------- tools
-
-
-def _check_platform_tool(value: str) -> str:
-    names = registry().tool_names()  # the registry's now: a capability may have joined
-    if value not in names:
-        raise PydanticCustomError(
-            "unknown-platform-tool",
-            "`{name}` is not a platform tool (a custom tool is a mapping with "
-            "`name`, `description`, `parameters` and `handler`)",
-            {"name": value, "hint": choices(value, names)},
-        )
-    return value
-
-
-def _check_handler(value: str) -> str:
-    if not _HANDLER_RE.match(value):
-        raise PydanticCustomError(
-            "handler-format",
-            "handler `{value}` is not of the form `module:function` "
-            "(e.g. `plugins.my_buddy:plan_menu`)",
-            {"value": value},
-        )
-    return value
-
-
-def _check_tool_name(value: str) -> str:
-    if value in registry().tools:
-        raise PydanticCustomError(
-            "tool-shadows-platform",
-            "`{name}` is a platform tool; list it by name, or give your tool another name",
-            {"name": value},
-        )
-    return value
-
-
 def _check_buddy_name(value: str) -> str:
     if value.endswith("-dev"):
         raise PydanticCustomError(
@@ -431,224 +143,6 @@ def _check_buddy_name(value: str) -> str:
             {"name": value, "base": value.removesuffix("-dev")},
         )
     return value
-
-
-HandlerString = Annotated[
-    str,
-    Field(
-        json_schema_extra={"pattern": HANDLER_PATTERN, "examples": ["plugins.my_buddy:plan_menu"]}
-    ),
-    AfterValidator(_check_handler),
-]
-ToolName = Annotated[str, Field(pattern=TOOL_NAME_PATTERN), AfterValidator(_check_tool_name)]
-Label = Annotated[str, Field(min_length=1, max_length=64)]
-Description = Annotated[str, Field(min_length=1, max_length=1024)]
-
-
-@lru_cache(maxsize=1024)
-def schema_problem(canonical: str) -> tuple[tuple[str | int, ...], str] | None:
-    """Where and why a JSON Schema (given as canonical JSON text) is invalid, or ``None``.
-
-    Cached: the same parameter and record schemas recur across many buddies.
-    """
-    import jsonschema  # only needed when a manifest has schemas to check
-
-    try:
-        jsonschema.Draft202012Validator.check_schema(json.loads(canonical))
-    except jsonschema.SchemaError as exc:
-        return tuple(exc.path), exc.message
-    return None
-
-
-def canonical_json(value: Any) -> str:
-    """Stable JSON text of ``value`` (a cache key)."""
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
-
-
-def _non_string_key(value: Any, where: str = "") -> tuple[str, Any] | None:
-    """The first mapping key inside ``value`` that is not a string, and where it is.
-
-    JSON has only string keys; YAML also has numbers and dates (``1:``, ``2026-01-05:``).
-    """
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if not isinstance(key, str):
-                return where or "(root)", key
-            found = _non_string_key(item, f"{where}/{key}" if where else key)
-            if found is not None:
-                return found
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            found = _non_string_key(item, f"{where}/{index}" if where else str(index))
-            if found is not None:
-                return found
-    return None
-
-
-def _check_object_schema(value: dict[str, Any]) -> dict[str, Any]:
-    bad_key = _non_string_key(value)
-    if bad_key is not None:
-        raise PydanticCustomError(
-            "tool-schema",
-            "parameters is not a valid JSON Schema at {where}: the key `{key}` is not a string",
-            {"where": bad_key[0], "key": str(bad_key[1]), "hint": "quote the key"},
-        )
-    problem = schema_problem(canonical_json(value))
-    if problem is not None:
-        where = "/".join(str(p) for p in problem[0]) or "(root)"
-        raise PydanticCustomError(
-            "tool-schema",
-            "parameters is not a valid JSON Schema at {where}: {message}",
-            {"where": where, "message": problem[1]},
-        )
-    if value.get("type") != "object":
-        raise PydanticCustomError(
-            "tool-schema", "parameters must be a JSON Schema with `type: object`"
-        )
-    return value
-
-
-ParameterSchema = Annotated[dict[str, Any], AfterValidator(_check_object_schema)]
-
-
-class CustomTool(Strict):
-    """A tool whose body is a Python function in the buddy's plugins."""
-
-    name: ToolName
-    label: Label | None = Field(default=None, description="Shown to the user while it runs.")
-    description: Description = Field(description="What the model reads to decide to call it.")
-    parameters: ParameterSchema = Field(description="JSON Schema (type object) of the arguments.")
-    handler: HandlerString = Field(
-        description="`module:function` inside the project's `plugins/` or a `buddy.plugins` "
-        "entry point; called as `(conversation, params)`, sync or async."
-    )
-    timeout_seconds: float | None = Field(
-        default=None, gt=0, le=600, description="Per-call time limit for the body."
-    )
-
-
-class DeclarativeTool(Strict):
-    """What every declarative tool has: a capability's ``Uses`` model extends it with its
-    ``uses`` literal and its template fields (named in ``TEMPLATES``)."""
-
-    TEMPLATES: ClassVar[tuple[str, ...]] = ()
-
-    name: ToolName
-    label: Label | None = None
-    description: Description
-    parameters: ParameterSchema | None = Field(
-        default=None,
-        description="Optional; derived from the templates' variables (strings) when omitted.",
-    )
-    reply: str | None = Field(
-        default=None, min_length=1, description="Template of what the model sees on success."
-    )
-
-
-def _tool_tag(value: Any) -> str | None:
-    if isinstance(value, str):
-        return "platform-tool"
-    if isinstance(value, dict):
-        if ("uses" in value) == ("handler" in value):
-            return None
-        return "declarative-tool" if "uses" in value else "custom-tool"
-    return None
-
-
-PlatformToolName = Annotated[
-    str,
-    Field(json_schema_extra={"enum": list(PLATFORM_TOOL_NAMES)}),
-    AfterValidator(_check_platform_tool),
-]
-
-
-def tool_item(declarative: tuple[type[DeclarativeTool], ...]) -> Any:
-    """One entry of ``tools:``: a platform tool's name, a custom tool, or one of the
-    ``declarative`` tool models (discriminated by their ``uses``)."""
-    kinds: Any = (
-        Annotated[PlatformToolName, Tag("platform-tool")]
-        | Annotated[CustomTool, Tag("custom-tool")]
-    )
-    if declarative:
-        union: Any = declarative[0] if len(declarative) == 1 else Union[declarative]  # noqa: UP007
-        kinds = (
-            kinds
-            | Annotated[Annotated[union, Field(discriminator="uses")], Tag("declarative-tool")]
-        )
-    return Annotated[
-        kinds,
-        Discriminator(
-            _tool_tag,
-            custom_error_type="tool-kind",
-            custom_error_message="a tool is a platform tool name, or a mapping with either "
-            "`handler` (custom tool) or `uses` (declarative tool), not both",
-        ),
-    ]
-
-
-#: One entry of ``tools:`` as the manifest's own keys know it (the composed model adds the
-#: registered declarative kinds).
-ToolItem = Annotated[
-    Annotated[PlatformToolName, Tag("platform-tool")] | Annotated[CustomTool, Tag("custom-tool")],
-    Discriminator(_tool_tag),
-]
-
-# ---------------------------------------------------------------- hooks
-
-
-class DenyRule(Strict):
-    """Refuse calls of the listed tools, in the turns `when` names."""
-
-    deny: list[Annotated[str, Field(min_length=1)]] = Field(min_length=1)
-    when: Literal["always", "proactive", "group", "private"] = "always"
-    reason: str = Field(min_length=1, max_length=500, description="What the model is told.")
-
-
-class HandlerRule(Strict):
-    """Call a plugin function for each tool call (optionally only for `tools`)."""
-
-    handler: HandlerString
-    tools: list[Annotated[str, Field(min_length=1)]] | None = Field(
-        default=None, min_length=1, description="Only these tools' calls reach the handler."
-    )
-
-
-def _before_tag(value: Any) -> str | None:
-    if isinstance(value, dict):
-        if ("deny" in value) == ("handler" in value):
-            return None
-        return "deny-rule" if "deny" in value else "handler-rule"
-    return "handler-rule"
-
-
-def _after_tag(value: Any) -> str | None:
-    if isinstance(value, dict) and ("deny" in value or "handler" not in value):
-        return None
-    return "handler-rule"
-
-
-_HOOK_KIND = "a hook rule is `{deny: [tools], when, reason}` or `{handler: module:function}`"
-
-BeforeRule = Annotated[
-    Annotated[DenyRule, Tag("deny-rule")] | Annotated[HandlerRule, Tag("handler-rule")],
-    Discriminator(_before_tag, custom_error_type="hook-kind", custom_error_message=_HOOK_KIND),
-]
-AfterRule = Annotated[
-    Annotated[HandlerRule, Tag("handler-rule")],
-    Discriminator(
-        _after_tag,
-        custom_error_type="hook-kind",
-        custom_error_message="after_tool_call takes `{handler: module:function}` rules only; "
-        "deny rules belong in before_tool_call",
-    ),
-]
-
-
-class Hooks(Strict):
-    """Rules run around every tool call."""
-
-    before_tool_call: list[BeforeRule] = Field(default_factory=list)
-    after_tool_call: list[AfterRule] = Field(default_factory=list)
 
 
 # ---------------------------------------------------------------- manifest

@@ -40,15 +40,9 @@ from buddy.models.base import (
     ToolCallDelta,
     Usage,
 )
+from buddy.models.failures import cut_stream, decode_json, malformed
 from buddy.models.providers import PROVIDERS, Provider
-from buddy.models.resilience import (
-    HttpModel,
-    cut_stream,
-    decode_json,
-    malformed,
-    open_stream,
-    sse_events,
-)
+from buddy.models.transport import HttpModel, open_stream, sse_events
 
 __all__ = ["OpenAIChatModel"]
 

@@ -1,31 +1,23 @@
-"""Retries, timeouts and fallbacks around any :class:`~buddy.models.base.Model`, and the
-failure handling the HTTP providers share.
+"""Retries, timeouts and fallbacks around any :class:`~buddy.models.base.Model`.
 
 :class:`RetryingModel` tries one model again on errors marked ``retryable`` (429, 5xx,
 connection errors, timeouts, malformed or cut responses), waiting with exponential
 backoff and jitter, or as long as the provider's ``Retry-After`` says. :class:`FallbackModel`
 then moves down the manifest's ``fallbacks``.
 
-The helpers below the two classes turn what httpx reports — a status, a transport
-exception, a server-sent-events body — into :class:`~buddy.errors.ModelError` with the
-right ``status``, ``retryable`` and ``retry_after``, so the providers stay about their
-wire formats and this module decides nothing by provider.
+What a failure is — its ``status``, ``retryable`` and ``retry_after`` — is decided where
+httpx reports it, in :mod:`buddy.models.failures`; what the HTTP providers share
+(:class:`HttpModel`) is :mod:`buddy.models.transport`; ``parse_retry_after`` and
+``HttpModel`` are importable from here too.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import email.utils
-import json
 import logging
-import math
 import random
-import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
-from typing import Any
-
-import httpx
 
 from buddy.errors import ModelConfigError, ModelError
 from buddy.models.base import (
@@ -34,8 +26,9 @@ from buddy.models.base import (
     ModelResponse,
     StreamEvent,
     StreamRestart,
-    Thinking,
 )
+from buddy.models.failures import parse_retry_after
+from buddy.models.transport import HttpModel
 
 __all__ = [
     "FallbackModel",
@@ -49,74 +42,6 @@ logger = logging.getLogger("buddy.models")
 
 #: What :class:`RetryingModel` waits with: ``asyncio.sleep`` or a test's fake.
 Sleep = Callable[[float], Awaitable[None]]
-
-
-class HttpModel(Model):
-    """What the HTTP providers share: their client, default sampling settings, and a
-    one-piece request. Subclasses build the body, read the answer, and stream."""
-
-    url: str
-
-    def _init_http(
-        self,
-        *,
-        model: str,
-        provider: str,
-        api_key_env: str,
-        http: httpx.AsyncClient | None,
-        timeout: float,
-        temperature: float | None,
-        max_tokens: int | None,
-        top_p: float | None,
-        thinking: Thinking | None,
-        headers: dict[str, str],
-    ) -> None:
-        self.model_name = model
-        self.name = f"{provider}:{model}"
-        self.api_key_env = api_key_env
-        self.timeout = timeout
-        self.temperature = temperature
-        self.max_tokens = max_tokens
-        self.top_p = top_p
-        self.thinking = thinking
-        self._headers = headers
-        self._http = http
-        self._owns_http = http is None
-
-    def body(self, request: ModelRequest, *, stream: bool) -> dict[str, Any]:
-        """The request body in the provider's wire format."""
-        raise NotImplementedError
-
-    def _response(self, data: Any) -> ModelResponse:
-        raise NotImplementedError
-
-    def _client(self) -> httpx.AsyncClient:
-        if self._http is None:
-            self._http = httpx.AsyncClient()
-        return self._http
-
-    async def request(self, request: ModelRequest) -> ModelResponse:
-        """Answer ``request`` in one piece.
-
-        Raises:
-            ModelError: The provider refused or failed, or answered malformed JSON.
-        """
-        data = await post_json(
-            self.name,
-            self._client(),
-            self.url,
-            self.body(request, stream=False),
-            headers=self._headers,
-            timeout=self.timeout,
-            key_env=self.api_key_env,
-        )
-        return self._response(data)
-
-    async def aclose(self) -> None:
-        """Close the HTTP client if this model opened it."""
-        if self._owns_http and self._http is not None:
-            await self._http.aclose()
-            self._http = None
 
 
 class RetryingModel(Model):
@@ -380,256 +305,3 @@ async def _as_generator(
         aclose = getattr(events, "aclose", None)
         if aclose is not None:
             await aclose()
-
-
-# --- What the HTTP providers share: turning httpx's view of a failure into a ModelError.
-
-#: Statuses worth another try besides 5xx: request timeout, conflict (a lock on the
-#: provider's side) and rate limits — the ones the official OpenAI and Anthropic SDKs retry.
-_RETRYABLE = frozenset({408, 409, 429})
-#: Statuses that mean the model is not usable as configured: a refused key, a wrong URL
-#: or model name. Raised as ModelConfigError so a fallback is tried.
-_CONFIG = frozenset({401, 403, 404})
-
-
-def parse_retry_after(value: str | None, *, now: float | None = None) -> float | None:
-    """Seconds to wait according to a ``Retry-After`` header value.
-
-    Args:
-        value: The header: delay seconds (``"7"``, ``"1.5"``) or an HTTP date.
-        now: The current Unix time (default: the clock); for tests.
-
-    Returns:
-        The delay (never negative), or ``None`` when there is no usable value.
-    """
-    if value is None or not value.strip():
-        return None
-    value = value.strip()
-    try:
-        seconds = float(value)
-    except ValueError:
-        try:
-            when = email.utils.parsedate_to_datetime(value)
-        except (TypeError, ValueError):
-            return None
-        if when.tzinfo is None:  # a date without a zone is not HTTP's format; guess UTC
-            return None
-        seconds = when.timestamp() - (time.time() if now is None else now)
-    if not math.isfinite(seconds):
-        return None
-    return max(seconds, 0.0)
-
-
-def retry_after_of(response: httpx.Response) -> float | None:
-    """The wait a response asks for: ``retry-after-ms`` (OpenAI) or ``Retry-After``."""
-    milliseconds = parse_retry_after(response.headers.get("retry-after-ms"))
-    if milliseconds is not None:
-        return milliseconds / 1000
-    return parse_retry_after(response.headers.get("retry-after"))
-
-
-def error_from_response(model: str, response: httpx.Response, *, key_env: str = "") -> ModelError:
-    """The error for a response with a 4xx/5xx status; its body must have been read.
-
-    Args:
-        model: ``provider:name`` of the model.
-        response: The failed response.
-        key_env: The API key's environment variable, named when the key is refused.
-    """
-    status = response.status_code
-    detail = _error_detail(response)
-    if status in _CONFIG:
-        hint = ""
-        if status in (401, 403) and key_env:
-            hint = f" — check the key in {key_env}"
-        elif status == 404:
-            hint = " — check the model name and base_url"
-        error: ModelError = ModelConfigError(model, f"HTTP {status}: {detail}{hint}")
-        error.status = status
-        return error
-    return ModelError(
-        model,
-        f"HTTP {status}: {detail}",
-        status=status,
-        retryable=status in _RETRYABLE or status >= 500,
-        retry_after=retry_after_of(response),
-    )
-
-
-def error_from_transport(model: str, exc: httpx.HTTPError) -> ModelError:
-    """The error for an exception httpx raised while talking to a provider."""
-    url = ""
-    with contextlib.suppress(RuntimeError):  # .request is unset on some raw errors
-        url = str(exc.request.url)
-    where = f" ({url})" if url else ""
-    if isinstance(exc, httpx.UnsupportedProtocol):
-        return ModelConfigError(model, f"the base_url is not an http(s) URL{where}: {exc}")
-    if isinstance(exc, httpx.TimeoutException):
-        kind = type(exc).__name__
-        return ModelError(model, f"timed out ({kind}){where}", retryable=True)
-    if isinstance(exc, httpx.RemoteProtocolError):
-        return ModelError(
-            model,
-            f"the connection broke before the response was complete{where}: {exc}",
-            retryable=True,
-        )
-    if isinstance(exc, httpx.TransportError):
-        reason = str(exc) or type(exc).__name__
-        return ModelError(model, f"could not talk to the provider{where}: {reason}", retryable=True)
-    return ModelError(model, f"HTTP error{where}: {exc}", retryable=False)
-
-
-def decode_json(model: str, text: str | bytes, *, what: str = "response") -> Any:
-    """Parse JSON from a provider; malformed text is a retryable :class:`ModelError`.
-
-    The message says where the JSON broke, never what it said: the text may be a reply
-    that quotes the user's data, and error messages get logged.
-    """
-    try:
-        return json.loads(text)
-    except ValueError as exc:
-        raise ModelError(
-            model, f"malformed JSON in the {what} ({len(text)} long): {exc.args[0]}", retryable=True
-        ) from exc
-
-
-def malformed(model: str, what: str) -> ModelError:
-    """The error for JSON that parsed but is not in the shape the API documents."""
-    return ModelError(model, f"unexpected response shape: {what}", retryable=True)
-
-
-async def sse_events(model: str, response: httpx.Response) -> AsyncGenerator[tuple[str, str], None]:
-    """The server-sent events of a streamed response, as ``(event, data)`` pairs.
-
-    ``event`` is the ``event:`` field (``message`` when absent); ``data`` joins the
-    event's ``data:`` lines. Comments (``: keep-alive``) are skipped. An event still
-    pending when the body ends is yielded too: the provider decides whether the stream
-    was complete.
-
-    Raises:
-        ModelError: A transport failure while reading (connection reset, timeout).
-    """
-    event = ""
-    data: list[str] = []
-    try:
-        async for line in response.aiter_lines():
-            if not line:
-                if data:
-                    yield event or "message", "\n".join(data)
-                event, data = "", []
-                continue
-            if line.startswith(":"):
-                continue
-            field, _, value = line.partition(":")
-            value = value.removeprefix(" ")
-            if field == "data":
-                data.append(value)
-            elif field == "event":
-                event = value
-    except httpx.HTTPError as exc:
-        raise error_from_transport(model, exc) from exc
-    if data:
-        yield event or "message", "\n".join(data)
-
-
-def cut_stream(model: str, expected: str) -> ModelError:
-    """The error for a stream whose body ended before its end marker."""
-    return ModelError(
-        model, f"the stream ended before {expected}: the response is incomplete", retryable=True
-    )
-
-
-def http_timeout(seconds: float) -> httpx.Timeout:
-    """The httpx timeout of one request: ``seconds`` for each read (so, in a stream, the
-    longest silence between two pieces), write and pool wait; connecting gets at most 10s."""
-    return httpx.Timeout(seconds, connect=min(seconds, 10.0))
-
-
-async def post_json(
-    model: str,
-    http: httpx.AsyncClient,
-    url: str,
-    body: dict[str, Any],
-    *,
-    headers: dict[str, str],
-    timeout: float,
-    key_env: str = "",
-) -> Any:
-    """POST ``body`` as JSON and return the decoded JSON answer.
-
-    Raises:
-        ModelError: For an error status, a transport failure or a malformed body.
-    """
-    async with open_stream(
-        model, http, url, body, headers=headers, timeout=timeout, key_env=key_env
-    ) as response:
-        try:
-            content = await response.aread()
-        except httpx.HTTPError as exc:
-            raise error_from_transport(model, exc) from exc
-    return decode_json(model, content)
-
-
-@contextlib.asynccontextmanager
-async def open_stream(
-    model: str,
-    http: httpx.AsyncClient,
-    url: str,
-    body: dict[str, Any],
-    *,
-    headers: dict[str, str],
-    timeout: float,
-    key_env: str = "",
-) -> AsyncIterator[httpx.Response]:
-    """POST ``body`` as JSON and hold the streamed response open while the block runs.
-
-    Raises:
-        ModelError: For an error status or a transport failure while connecting.
-    """
-    request = http.build_request(
-        "POST",
-        url,
-        content=_encode(body),
-        headers=_json_headers(headers),
-        timeout=http_timeout(timeout),
-    )
-    try:
-        response = await http.send(request, stream=True)
-    except httpx.HTTPError as exc:
-        raise error_from_transport(model, exc) from exc
-    try:
-        if response.status_code >= 400:
-            with contextlib.suppress(httpx.HTTPError):  # the status says enough without it
-                await response.aread()
-            raise error_from_response(model, response, key_env=key_env)
-        yield response
-    finally:
-        await response.aclose()
-
-
-def _encode(body: dict[str, Any]) -> bytes:
-    return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
-
-
-def _error_detail(response: httpx.Response) -> str:
-    """The provider's own error message when the body has one, else the body's start."""
-    try:
-        text = response.text
-    except (httpx.ResponseNotRead, UnicodeDecodeError):
-        return response.reason_phrase or "error"
-    message = ""
-    with contextlib.suppress(ValueError):
-        data = json.loads(text)
-        error = data.get("error") if isinstance(data, dict) else None
-        if isinstance(error, dict):
-            message = str(error.get("message") or error.get("type") or "")
-        elif isinstance(error, str):
-            message = error
-        elif isinstance(data, dict) and isinstance(data.get("message"), str):
-            message = data["message"]
-    message = message or text.strip() or response.reason_phrase or "error"
-    return message[:300] + ("…" if len(message) > 300 else "")
-
-
-def _json_headers(headers: dict[str, str]) -> dict[str, str]:
-    return {"content-type": "application/json", "accept": "application/json", **headers}

@@ -19,20 +19,18 @@ change it compiles the buddy again:
 
 Polling is used instead of OS file events: it needs no extra dependency, works the same
 on every platform and editor (atomic renames included), and a buddy is a few dozen files.
+What is polled is :mod:`buddy.playground.watch`; one buddy's state,
+:mod:`buddy.playground.buddies`; what the page reads of it, :mod:`buddy.playground.page`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
 import logging
-import os
 import socket
-import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -41,16 +39,23 @@ import uvicorn
 
 from buddy.compile.blueprint import Blueprint
 from buddy.compile.compiler import check
-from buddy.compile.project import searched
-from buddy.compile.render import view
 from buddy.errors import Issue, ModelConfigError, StartError
-from buddy.extend import panels
 from buddy.models.base import Model
 from buddy.platform.client import Backoff, HttpPlatformClient
 from buddy.platform.dev.app import create_app
 from buddy.platform.dev.core import Platform
 from buddy.platform.dev.serving import server_config
 from buddy.playground.app import Hub, attach
+from buddy.playground.buddies import DevBuddy
+from buddy.playground.page import describe
+from buddy.playground.watch import (
+    POLL_SECONDS,
+    SETTLE_SECONDS,
+    changed_files,
+    purge_plugins,
+    scan,
+    shown,
+)
 from buddy.runtime.loop import AgentEvent
 from buddy.runtime.server import IDLE_SECONDS, Buddy, BuddyServer
 
@@ -58,100 +63,7 @@ __all__ = ["DevBuddy", "DevSession"]
 
 log = logging.getLogger("buddy.dev")
 
-POLL_SECONDS = 0.3
-SETTLE_SECONDS = 0.1  # after a change is seen, wait this long for the editor to finish writing
-
 ModelFactory = Callable[[Blueprint], Model]
-Snapshot = dict[str, tuple[int, int] | None]
-
-
-def shown(file: str | Path) -> str:
-    """A path relative to the working directory when it is below it."""
-    text = str(file)
-    if not text or text.startswith("<"):
-        return text
-    try:
-        return Path(text).resolve().relative_to(Path.cwd().resolve()).as_posix()
-    except (ValueError, OSError):
-        return text
-
-
-@dataclass
-class DevBuddy:
-    """One buddy of the session: its last good version, what runs, and its problems.
-
-    Attributes:
-        manifest: The buddy's ``buddy.yaml``.
-        key: A stable id for the page (the directory's name).
-        blueprint: The last good compiled version (the one running), or ``None``.
-        generation: How many versions were started (1 for the first).
-        model: The name of the model the running version uses.
-        problems: The located problems of the latest edit (empty when it is valid).
-        error: A problem that is not the manifest's (no usable model, a failed start).
-        changed: The files whose change caused the latest reload attempt.
-        compiled: The running version's compiled view as the page shows it, with the
-            blueprint it was made from.
-    """
-
-    manifest: Path
-    key: str
-    blueprint: Blueprint | None = None
-    server: BuddyServer | None = None
-    task: asyncio.Task[None] | None = None
-    generation: int = 0
-    model: str = ""
-    problems: list[Issue] = field(default_factory=list)
-    error: str = ""
-    changed: list[str] = field(default_factory=list)
-    loaded_at: float | None = None
-    checked_at: float | None = None
-    snapshot: Snapshot = field(default_factory=dict)
-    extra_files: set[str] = field(default_factory=set)
-    compiled: tuple[Blueprint, dict[str, Any]] | None = None  # (blueprint, its view)
-
-    @property
-    def status(self) -> str:
-        """``running``, ``error`` (running the last good version, or nothing) or ``stopped``."""
-        if self.problems or self.error:
-            return "error"
-        return "running" if self.server is not None else "stopped"
-
-    @property
-    def identity(self) -> str | None:
-        return f"{self.blueprint.name}-dev" if self.blueprint is not None else None
-
-    def watched(self) -> set[str]:
-        """Every file to poll: the blueprint's, the files of its problems, its directory's."""
-        files = set(self.extra_files)
-        if self.blueprint is not None:
-            files.update(str(f) for f in self.blueprint.files)
-        files.update(i.file for i in self.problems if i.file and not i.file.startswith("<"))
-        files.add(str(self.manifest))
-        for dirpath, dirnames, filenames in os.walk(self.manifest.parent):
-            dirnames[:] = [d for d in dirnames if searched(d)]
-            files.update(
-                os.path.join(dirpath, name)
-                for name in filenames
-                if not name.startswith(".") and not name.endswith((".pyc", "~", ".swp"))
-            )
-        return {os.path.abspath(f) for f in files}
-
-
-def scan(files: set[str]) -> Snapshot:
-    """``file → (mtime_ns, size)``, ``None`` for a file that does not exist."""
-    snapshot: Snapshot = {}
-    for file in files:
-        try:
-            stat = os.stat(file)
-        except OSError:
-            snapshot[file] = None
-        else:
-            snapshot[file] = (stat.st_mtime_ns, stat.st_size)
-    return snapshot
-
-
-def _changed(old: Snapshot, new: Snapshot) -> list[str]:
-    return sorted(f for f in new.keys() | old.keys() if old.get(f) != new.get(f))
 
 
 def _check_port(port: int) -> None:
@@ -165,18 +77,6 @@ def _check_port(port: int) -> None:
             probe.bind(("127.0.0.1", port))
         except OSError as exc:
             raise OSError(f"cannot listen on 127.0.0.1:{port}: {exc.strerror}") from None
-
-
-def _purge_plugins() -> None:
-    """Forget imported project plugins so the next start imports their current code.
-
-    Plugins of a project live in a package namespace ``_buddy_plugins_<hash>``
-    (:mod:`buddy.runtime.plugins`); the namespaces stay, their modules go. A server that is
-    still running keeps the functions it already loaded.
-    """
-    for name in [n for n in sys.modules if n.startswith("_buddy_plugins_") and "." in n]:
-        del sys.modules[name]
-    importlib.invalidate_caches()
 
 
 class DevSession:
@@ -324,7 +224,7 @@ class DevSession:
         return {
             "version": self.version,
             "platform": self.url,
-            "buddies": [self._describe(dev) for dev in self.buddies],
+            "buddies": [describe(dev, self._tokens) for dev in self.buddies],
         }
 
     def layers(self, buddy: str, conversation_id: str) -> list[dict[str, Any]] | None:
@@ -334,71 +234,6 @@ class DevSession:
         if dev is None or dev.server is None:
             return None
         return [layer.inspect(conversation_id) for layer in dev.server.buddy.layers]
-
-    def _describe(self, dev: DevBuddy) -> dict[str, Any]:
-        bp = dev.blueprint
-        info: dict[str, Any] = {
-            "key": dev.key,
-            "manifest": shown(dev.manifest),
-            "status": dev.status,
-            "running": dev.server is not None,
-            "generation": dev.generation,
-            "loaded_at": dev.loaded_at,
-            "checked_at": dev.checked_at,
-            "changed": dev.changed,
-            "problems": [
-                {**i.to_dict(), "file": shown(i.file), "text": str(i)} for i in dev.problems
-            ],
-            "error": dev.error,
-            "name": bp.name if bp else None,
-            "identity": dev.identity,
-        }
-        if bp is None:
-            return {**info, "title": dev.key}
-        return {
-            **info,
-            "title": bp.title,
-            "description": bp.description,
-            "model": dev.model or bp.model.ref,
-            "dev_token": self._tokens.get(bp.name, {}).get("dev_token"),
-            "tools": [
-                {
-                    "name": t.name,
-                    "label": t.label,
-                    "kind": str(t.kind),
-                    "parameters": dict(t.parameters),
-                    "reads_data": t.reads_data,
-                }
-                for t in bp.tools
-            ],
-            "files": sorted(shown(f) for f in bp.files),
-            "compiled": self._compiled(dev, bp),
-            **panels(bp),  # each capability's panel data: widget types, subscriptions …
-        }
-
-    def _compiled(self, dev: DevBuddy, bp: Blueprint) -> dict[str, Any]:
-        """What ``buddy render`` shows of the running version: the system prompt of each
-        conversation kind, the hooks, the proactive section (made once per version: the
-        page asks for the state every second)."""
-        if dev.compiled is not None and dev.compiled[0] is bp:
-            return dev.compiled[1]
-        try:
-            private = view(bp, conversation="private")
-            group = view(bp, conversation="group")
-        except Exception as exc:  # a persona that fails to render must not break the page
-            shown_view: dict[str, Any] = {"error": f"the compiled view failed: {exc}"}
-        else:
-            shown_view = {
-                "now": private["conversation"]["now"],
-                "system_prompt": {
-                    "private": private["system_prompt"],
-                    "group": group["system_prompt"],
-                },
-                "hooks": private["hooks"],
-                "proactive": private.get("proactive"),
-            }
-        dev.compiled = (bp, shown_view)
-        return shown_view
 
     # ------------------------------------------------------------------ watching
 
@@ -413,12 +248,12 @@ class DevSession:
         for dev in self.buddies:
             try:
                 files = dev.watched()
-                if not _changed(dev.snapshot, scan(files)):
+                if not changed_files(dev.snapshot, scan(files)):
                     continue
                 await asyncio.sleep(SETTLE_SECONDS)
                 files = dev.watched()
                 now = scan(files)
-                changed = _changed(dev.snapshot, now)
+                changed = changed_files(dev.snapshot, now)
                 dev.snapshot = now
                 if changed:
                     await self._load(dev, changed)
@@ -479,7 +314,7 @@ class DevSession:
             return
         old = dev.blueprint
         await self._stop(dev)
-        _purge_plugins()
+        purge_plugins()
         try:
             await self._launch(dev, blueprint, model)
         except Exception as exc:
