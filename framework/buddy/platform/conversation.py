@@ -14,7 +14,7 @@ Custom tool bodies and hooks receive it. Every platform failure raises
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 from buddy.extend.turn import Bound
@@ -23,7 +23,7 @@ from buddy.platform.api import PlatformClient
 if TYPE_CHECKING:
     from buddy.compile.blueprint import Blueprint
 
-__all__ = ["Conversation", "Kind", "part_classes", "prepare"]
+__all__ = ["Conversation", "Kind", "Parts", "part_classes", "prepare"]
 
 Kind = Literal["private", "group"]
 
@@ -78,6 +78,39 @@ def prepare(blueprint: Blueprint) -> None:
         cls.prepare(blueprint)
 
 
+class Parts(Mapping[str, Bound]):
+    """A conversation's parts by attribute, each made when first used (a turn touches few
+    of them, and some callers make a conversation per turn). Iterating makes them all.
+
+    Args:
+        classes: Each part's class, by attribute.
+        make: Makes the part of an attribute from its class.
+    """
+
+    def __init__(
+        self, classes: Mapping[str, type[Bound]], make: Callable[[type[Bound]], Bound]
+    ) -> None:
+        self._classes = classes
+        self._make = make
+        self._made: dict[str, Bound] = {}
+
+    def __getitem__(self, attribute: str) -> Bound:
+        part = self._made.get(attribute)
+        if part is None:
+            part = self._made[attribute] = self._make(self._classes[attribute])
+        return part
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._classes)
+
+    def __len__(self) -> int:
+        return len(self._classes)
+
+    def made(self) -> Iterator[Bound]:
+        """The parts made so far."""
+        return iter(self._made.values())
+
+
 class Conversation:
     """One conversation's capabilities, as tool bodies and hooks receive them.
 
@@ -92,7 +125,7 @@ class Conversation:
         id: The conversation id.
         kind: ``private`` or ``group``.
         parts: Every capability part, by attribute (each is an attribute too:
-            ``conversation.memory``, ``conversation.resource`` …).
+            ``conversation.memory``, ``conversation.resource`` …), made when first used.
     """
 
     def __init__(
@@ -106,16 +139,20 @@ class Conversation:
         self.id = conversation_id
         self.kind: Kind = kind
         self.client = client
-        self.parts: dict[str, Bound] = {
-            attribute: cls(client, conversation_id)
-            for attribute, cls in part_classes(facades).items()
-        }
-        for attribute, part in self.parts.items():
-            setattr(self, attribute, part)
+        self.parts = Parts(part_classes(facades), self._made)
+
+    def _made(self, cls: type[Bound]) -> Bound:
+        """A part of this conversation, made now (a runtime conversation configures it)."""
+        return cls(self.client, self.id)
 
     if not TYPE_CHECKING:  # to a type checker, a part is an attribute of a typed view
 
         def __getattr__(self, name: str) -> Any:
-            # Only reached for a name that is no attribute: say which parts there are.
-            parts = ", ".join(sorted(self.__dict__.get("parts", ()))) or "none"
-            raise AttributeError(f"conversation has no part {name!r} (its parts: {parts})")
+            # Only reached for a name that is no attribute yet: a part, made on first use.
+            parts = self.__dict__.get("parts")
+            if parts is not None and name in parts:
+                part = parts[name]
+                setattr(self, name, part)
+                return part
+            shown = ", ".join(sorted(parts or ())) or "none"
+            raise AttributeError(f"conversation has no part {name!r} (its parts: {shown})")

@@ -2,7 +2,7 @@
 # ``conversation`` object. At run time ``conversation.py`` makes every registered part by
 # name and names none (the core imports no capability); this stub, read by type checkers
 # only, types the built-ins' parts as attributes. A third-party part is in ``parts``.
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Literal
 
 from buddy.capabilities.data.conversation import DataAccess
@@ -14,18 +14,27 @@ from buddy.compile.blueprint import Blueprint
 from buddy.extend.turn import Bound
 from buddy.platform.api import PlatformClient
 
-__all__ = ["Conversation", "Kind", "part_classes", "prepare"]
+__all__ = ["Conversation", "Kind", "Parts", "part_classes", "prepare"]
 
 Kind = Literal["private", "group"]
 
 def part_classes(facades: Iterable[tuple[str, str]] | None = None) -> dict[str, type[Bound]]: ...
 def prepare(blueprint: Blueprint) -> None: ...
 
+class Parts(Mapping[str, Bound]):
+    def __init__(
+        self, classes: Mapping[str, type[Bound]], make: Callable[[type[Bound]], Bound]
+    ) -> None: ...
+    def __getitem__(self, attribute: str) -> Bound: ...
+    def __iter__(self) -> Iterator[str]: ...
+    def __len__(self) -> int: ...
+    def made(self) -> Iterator[Bound]: ...
+
 class Conversation:
     id: str
     kind: Kind
     client: PlatformClient
-    parts: dict[str, Bound]
+    parts: Parts
     memory: Memory
     data_access: DataAccess
     widget: Widgets
@@ -39,3 +48,4 @@ class Conversation:
         *,
         facades: Iterable[tuple[str, str]] | None = None,
     ) -> None: ...
+    def _made(self, cls: type[Bound]) -> Bound: ...

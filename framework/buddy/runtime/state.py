@@ -17,7 +17,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from buddy.compile.blueprint import Blueprint
-from buddy.extend.turn import DATA_READ_REFUSAL, TurnState
+from buddy.extend.turn import DATA_READ_REFUSAL, Bound, TurnState
 from buddy.platform.api import PlatformClient
 from buddy.platform.conversation import Conversation, Kind
 
@@ -103,14 +103,19 @@ class RuntimeConversation(Conversation):
         blueprint: Blueprint | None = None,
         members: Mapping[str, str] | None = None,
     ) -> None:
+        self._blueprint = blueprint
+        self._turn = TurnState()
         facades = blueprint.facades if blueprint is not None else None
         super().__init__(client, conversation_id, kind, facades=facades)
         self.members: dict[str, str] = dict(members or {})
-        self._bound = tuple(self.parts.values())
-        if blueprint is not None:
-            for part in self._bound:
-                part.configure(blueprint)
-        self.turn = TurnState()
+
+    def _made(self, cls: type[Bound]) -> Bound:
+        """A part, configured with the blueprint and bound to the current turn."""
+        part = cls(self.client, self.id)
+        if self._blueprint is not None:
+            part.configure(self._blueprint)
+        part.turn = self._turn
+        return part
 
     @property
     def turn(self) -> TurnState:
@@ -120,5 +125,5 @@ class RuntimeConversation(Conversation):
     @turn.setter
     def turn(self, state: TurnState) -> None:
         self._turn = state
-        for part in self._bound:
+        for part in self.parts.made():
             part.turn = state
