@@ -82,3 +82,23 @@ async def test_the_client_yields_any_type_and_skips_a_malformed_event(
     assert got == [(new, "mood_ping"), (said, "message")]
     (error,) = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
     assert broken in error and "type" in error and "私事" not in error
+
+
+async def test_an_event_of_a_known_type_with_no_conversation_is_acknowledged_and_skipped(
+    platform: LocalPlatform, write: Write, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A turn needs a conversation: a ``message`` the platform sends with none can never be
+    handled, so it is warned about, acknowledged — not delivered again on every
+    connection — and skipped."""
+    blueprint = buddy.load(write({"buddy.yaml": MINIMAL}))
+    token = (await platform.register("open"))["dev_token"]
+    conv = (await platform.conversation(IDENTITY))["id"]
+    await platform.emit(IDENTITY, "message", None, {"text": "没有会话"})
+    model = TestModel(["好。"])
+    with caplog.at_level(logging.WARNING):
+        async with running_buddy(platform, blueprint, model, token):
+            await platform.say(conv, "你好")
+            await platform.wait_acked(IDENTITY, timeout=10)
+    assert all(e["acked_at"] is not None for e in await platform.events(IDENTITY))
+    assert len(_warnings(caplog, "no conversation")) == 1
+    assert [r.messages[-1].content for r in model.requests] == ["你好"]

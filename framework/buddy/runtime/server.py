@@ -234,7 +234,13 @@ class BuddyServer:
             await self._skip(event)
             return
         cid = event.conversation_id
-        if cid is None:
+        if cid is None:  # a turn needs a conversation: this event can never be handled
+            log.warning(
+                "event %s (%s) names no conversation; acknowledged and skipped",
+                event.id,
+                event.type,
+            )
+            await self.client.ack(event.id)
             return
         session = self.sessions.get(cid)
         if session is None or session.worker is None or session.worker.done():
