@@ -35,6 +35,8 @@ SUMMARY_CHARS = 16_000  # a summary keeps its newest part within this
 
 
 def user_text(record: Mapping[str, Any], kinds: Mapping[str, EventKind]) -> str:
+    """What stands for a stored turn's user message: a capability event's ``history``
+    text, a group member's message prefixed ``[名字 #m_…]``, or the text."""
     sender = record.get("sender")
     text = record.get("user_text") or ""
     kind = kinds.get(str(record.get("event_type")))
