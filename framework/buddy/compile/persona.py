@@ -204,6 +204,9 @@ class PersonaRenderer:
         self.buddy = types.MappingProxyType(dict(buddy))
         self.files: set[Path] = set()
         self._env = make_environment(self.path, inline, self.files)
+        # Compiled on first render and kept: the environment never reloads a template
+        # (``auto_reload`` is off), so asking it again each turn only costs a lookup.
+        self._template: jinja2.Template | None = None
 
     def __reduce__(self) -> tuple[Callable[..., PersonaRenderer], tuple[Any, ...]]:
         # Pickled by its inputs (for the compiled-buddy cache); the environment is rebuilt.
@@ -250,7 +253,9 @@ class PersonaRenderer:
         Raises:
             jinja2.TemplateError: The template failed (validation makes this unlikely).
         """
-        template = self._env.get_template(self.name)
+        template = self._template
+        if template is None:
+            template = self._template = self._env.get_template(self.name)
         context = self.context(kind=kind, conversation_id=conversation_id, now=now, layer=layer)
         return template.render(context)
 

@@ -280,7 +280,9 @@ class _Guard(NodeTransformer):
 class _BudgetedTemplate(jinja2.Template):
     def render(self, *args: Any, **kwargs: Any) -> str:
         """Render within a fresh :class:`_Budget`, refusing output over the size limit."""
-        context = self.new_context(dict(*args, **kwargs))
+        # new_context copies what it is given: a single mapping need not be copied first.
+        given = args[0] if len(args) == 1 and not kwargs and isinstance(args[0], dict) else None
+        context = self.new_context(given if given is not None else dict(*args, **kwargs))
         token = _BUDGET.set(_Budget())
         try:
             parts: list[str] = []
