@@ -6,6 +6,7 @@ platform memory and read back as the next turn's prompt."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from pathlib import Path
 from typing import Any
@@ -445,3 +446,75 @@ async def test_the_engine_stores_through_the_conversations_own_memory_part(
         facts = [k for k in written if k.startswith("auto:nickname:")]
         assert len(facts) == 1  # … and the turn's own save after the commit made it
         assert facts[0] in await _stored(agent)
+
+
+class Killed(BaseException):
+    """The process died here (not an error anything may catch)."""
+
+
+@pytest.mark.parametrize("survive", [0, 1, 2, 3])
+async def test_a_kill_between_any_two_writes_of_a_confirmation_loses_nothing(
+    write: Write, monkeypatch: pytest.MonkeyPatch, survive: int
+) -> None:
+    """The click on 「记住吧」 is written as facts before state: a process killed after any
+    number of its writes has the click delivered again, and a fresh layer then keeps the
+    fact exactly once."""
+    from buddy.capabilities.companion.engine import make
+    from buddy.runtime.turn import LocalEvent
+
+    extractor = TestModel([said([{"relation": "debt", "slots": DEBT}])])
+    ask = call("ask_question", {"question": "记吗？", "options": [CONFIRM_YES, CONFIRM_NO]})
+    blueprint = buddy.load(_project(write, AUTO, tools="[ask_question]"))
+    async with buddy.Agent(blueprint, TestModel([ask, "好。"]), layer_model=extractor) as agent:
+        conversation = agent.conversation
+        await agent.run("上次那顿饭算我欠你的")
+        await agent.settled()
+        (key,) = [k for k in await _stored(agent) if k.startswith("auto:debt:")]
+        part = conversation.memory
+        done: list[str] = []
+        for name in ("write_reserved", "delete_reserved"):
+            real = getattr(part, name)
+
+            async def dying(*args: Any, _real: Any = real) -> None:
+                if len(done) >= survive:
+                    raise Killed
+                done.append(str(args[0]))
+                await _real(*args)
+
+            monkeypatch.setattr(part, name, dying)
+        platform = await agent.client.platform()
+        click = LocalEvent(
+            "evt-click", "message", conversation.id, {"text": CONFIRM_YES}, platform.now()
+        )
+        layer = _layer(agent)
+        with contextlib.suppress(Killed):
+            await layer.before(conversation, click)
+            await layer.after(conversation, click, {})
+            await layer.settled()
+        await layer.close()
+        monkeypatch.undo()
+        # Restarted: a new layer, the click delivered again.
+        fresh = make(blueprint, agent.client, TestModel([]), TestModel([]))
+        assert fresh is not None
+        await fresh.before(conversation, click)
+        await fresh.after(conversation, click, {})
+        await fresh.settled()
+        stored = await _stored(agent)
+        await fresh.close()
+    entry = json.loads(stored[key])
+    assert (entry["status"], entry["value"], entry["proposed"]) == ("kept", 1, None)
+    assert "asked" not in json.loads(stored.get(STATE_KEY, "{}"))
+
+
+async def test_the_card_asked_is_stored_before_its_turn_is_acknowledged(write: Write) -> None:
+    """A turn that sent the confirmation card is acknowledged only once the state naming
+    the fact it asks about is stored: a process killed right after would otherwise show
+    the card and lose what it asks, and the click would find nothing to confirm."""
+    extractor = TestModel([said([{"relation": "debt", "slots": DEBT}])])
+    ask = call("ask_question", {"question": "记吗？", "options": [CONFIRM_YES, CONFIRM_NO]})
+    blueprint = buddy.load(_project(write, AUTO, tools="[ask_question]"))
+    async with buddy.Agent(blueprint, TestModel([ask, "好。"]), layer_model=extractor) as agent:
+        await agent.run("上次那顿饭算我欠你的")  # returns once the layer's after() has
+        stored = await _stored(agent)  # no settled(): what a kill now would leave
+        (key,) = [k for k in stored if k.startswith("auto:debt:")]
+        assert json.loads(stored[STATE_KEY])["asked"] == key

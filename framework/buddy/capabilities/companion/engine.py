@@ -235,27 +235,40 @@ class Companion:
     async def after(self, conversation: Any, event: Any, turn: Mapping[str, Any]) -> None:
         """The turn was committed: the layer's deferred writes may go on; a confirmation
         card the model sent is remembered; a reconcile that spoke is done. When the
-        message's facts were taken in time, this waits (at most :data:`SAVE_WAIT`) for
-        them to be written, so the event is acknowledged only once they are stored: a
-        process that dies before has its event delivered again, and applies it then.
-        Facts still being extracted are not waited for — the conversation goes on."""
+        message's facts were taken in time, or the turn sent the confirmation card, this
+        waits (at most :data:`SAVE_WAIT`) for them to be written, so the event is
+        acknowledged only once they are stored: a process that dies before has its event
+        delivered again, and applies it then. Facts still being extracted are not waited
+        for — the conversation goes on."""
         mind = self.minds.get(conversation.id)
         if mind is None:
             return
         ready, saved = mind.pending.pop(str(event.id), (None, None))
         question = turn.get("question")
-        if isinstance(question, Mapping) and list(question.get("options") or []) == [
+        card = isinstance(question, Mapping) and list(question.get("options") or []) == [
             CONFIRM_YES,
             CONFIRM_NO,
-        ]:
+        ]
+        if card:
             mind.asked = mind.offered or first_offer(self.memory, mind)
         mind.turn_done.set()
         if reconciling(event):
             self.jobs.submit(conversation.id, lambda: self._reconciled(conversation, mind))
-        self.jobs.submit(conversation.id, lambda: self._save(conversation, mind))
-        if ready is not None and saved is not None and ready.is_set():
+        stored = asyncio.Event()
+
+        async def save() -> None:
+            try:
+                await self._save(conversation, mind)
+            finally:
+                stored.set()
+
+        self.jobs.submit(conversation.id, save)
+        # The user saw the card: what it asks about is stored before the turn is
+        # acknowledged, or the click would find nothing to confirm after a restart.
+        wait = stored if card else saved if ready is not None and ready.is_set() else None
+        if wait is not None:
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(saved.wait(), SAVE_WAIT)
+                await asyncio.wait_for(wait.wait(), SAVE_WAIT)
 
     def closed(self, conversation_id: str) -> None:
         """Forget the conversation (it is read again from the platform when it returns)."""
