@@ -262,6 +262,115 @@ def test_a_wrong_key_is_named_for_what_is_wrong(
     assert found.message.startswith(message), found.message
 
 
+COMPANION_MISTAKES = [
+    pytest.param(
+        "expect: { facts: [{ relation: debt, slots: { iten: 奶茶 } }] }",
+        "iten",
+        ("unknown-slot", "the relation debt has no slot `iten`", "did you mean `item`?"),
+        id="facts-slot",
+    ),
+    pytest.param(
+        "expect: { facts: [{ relation: dept, status: absent }] }",
+        "dept",
+        ("unknown-relation", "xiaoman declares no relation `dept`", "did you mean `debt`?"),
+        id="facts-relation",
+    ),
+    pytest.param(
+        "expect: { facts: [{ relation: allergy }] }",
+        "allergy",
+        (
+            "unknown-relation",
+            "xiaoman declares no relation `allergy`",
+            "relations: nickname, preference, debt",
+        ),
+        id="facts-relation-far",
+    ),
+    pytest.param(
+        "expect: { lore: [同桌, 班主] }",
+        "班主",
+        ("unknown-lore", "xiaoman has no lore entry `班主`", "did you mean `班主任`?"),
+        id="lore-name",
+    ),
+    pytest.param(
+        "expect: { lore: [schol/奶茶] }",
+        "schol/奶茶",
+        ("unknown-lore", "xiaoman has no lore entry `schol/奶茶`", "did you mean `school/奶茶`?"),
+        id="lore-book",
+    ),
+    pytest.param(
+        "expect: { mood: { trsut: 0.5 } }",
+        "trsut",
+        ("unknown-key", "unknown key `trsut`", "did you mean `trust`?"),
+        id="mood-key",
+    ),
+    pytest.param(
+        "extract: { facts: [{ relation: debt, slots: { debtor: user, iten: 奶茶 } }] }\n"
+        "      user: 你好",
+        "iten",
+        ("unknown-slot", "the relation debt has no slot `iten`", "did you mean `item`?"),
+        id="extract-slot",
+    ),
+    pytest.param(
+        "extract: { facts: [{ relation: nicknam, slots: { name: 阿明 } }] }\n      user: 你好",
+        "nicknam",
+        ("unknown-relation", "xiaoman declares no relation `nicknam`", "did you mean `nickname`?"),
+        id="extract-relation",
+    ),
+]
+
+
+@pytest.mark.parametrize(("step", "where", "issue"), COMPANION_MISTAKES)
+def test_companion_expectations_are_checked_against_the_buddy_when_read(
+    tmp_path: Path, step: str, where: str, issue: tuple[str, str, str]
+) -> None:
+    # Relations and slots against the buddy's relation specs, lore entries against its
+    # books, mood keys against the fixed ones: located at the word, with did-you-mean,
+    # before any step runs (not "expected a debt fact, got debt kept 2" after).
+    suite = _suite(tmp_path, f"- name: a\n  steps:\n    - {step}\n", XIAOMAN)
+    (found,) = suite.issues
+    code, message, hint = issue
+    column = len("    - ") + step.index(where) + 1
+    assert (found.line, found.column, found.code, found.hint) == (3, column, code, hint)
+    assert found.message.startswith(message), found.message
+    assert suite.scenarios == []
+
+
+@pytest.mark.parametrize(
+    ("step", "code"),
+    [
+        ("expect: { mood: { anger: 0.5 } }", "character-undeclared"),
+        ("expect: { lore: [奶茶] }", "lore-undeclared"),
+        ("expect: { card: '' }", "memory-undeclared"),
+        ("expect: { facts: [{ relation: allergy }] }", "memory-undeclared"),
+    ],
+)
+def test_companion_expectations_need_what_they_read(tmp_path: Path, step: str, code: str) -> None:
+    (tmp_path / "buddy.yaml").write_text(TINY, encoding="utf-8")
+    suite = _suite(tmp_path, f"- name: a\n  steps:\n    - {step}\n", buddy.load(tmp_path))
+    assert [(i.line, i.code) for i in suite.issues] == [(3, code)], suite.issues
+
+
+def test_buddy_test_refuses_a_misspelt_expectation_before_running(
+    examples: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = examples / "manifests/xiaoman/tests/bad.yaml"
+    path.parent.mkdir()
+    path.write_text(
+        "- name: a\n  steps:\n    - user: 行吧，算我欠你一杯奶茶\n      model: [好]\n"
+        "      expect:\n        facts: [{ relation: debt, slots: { iten: 奶茶 } }]\n"
+        "        lore: [同座]\n",
+        encoding="utf-8",
+    )
+    assert cli.test(["manifests/xiaoman"], None, None, None) == 1
+    out = capsys.readouterr().out
+    assert "bad.yaml:6:44: error: the relation debt has no slot `iten`" in out
+    assert "did you mean `item`?" in out
+    assert "bad.yaml:7:16: error: xiaoman has no lore entry `同座`" in out
+    assert "entries: 同桌, 奶茶, 天台, 班主任" in out
+    assert "expected a debt fact" not in out
+    assert out.splitlines()[-1] == "0 passed, 1 failed"
+
+
 def test_every_problem_of_a_file_is_reported_at_once(tmp_path: Path) -> None:
     # A format error in one step does not hide the buddy-related errors of the others.
     text = (

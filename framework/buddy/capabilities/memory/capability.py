@@ -63,6 +63,7 @@ CAPABILITY = Capability(
             "has, value, status (`kept`, `proposed`, `disputed`, or `absent`).",
             verify=f"{_SCENARIO}:verify_facts",
             state=f"{_SCENARIO}:layer_state",
+            check=f"{_SCENARIO}:check_facts",
         ),
         StepExpect(
             "card",
@@ -70,6 +71,7 @@ CAPABILITY = Capability(
             description='The person card the model sees now, exactly (`""`: none yet).',
             verify=f"{_SCENARIO}:verify_card",
             state=f"{_SCENARIO}:layer_state",
+            check=f"{_SCENARIO}:check_card",
         ),
         StepExpect(
             "mood",
@@ -78,6 +80,7 @@ CAPABILITY = Capability(
             "`anger`, `sadness`, `trust`, each a number (two decimals) or `[low, high]`.",
             verify=f"{_SCENARIO}:verify_mood",
             state=f"{_SCENARIO}:layer_state",
+            check=f"{_SCENARIO}:check_mood",
         ),
         StepExpect(
             "lore",
@@ -86,6 +89,7 @@ CAPABILITY = Capability(
             "`book/name`), in any order.",
             verify=f"{_SCENARIO}:verify_lore",
             state=f"{_SCENARIO}:layer_state",
+            check=f"{_SCENARIO}:check_lore",
         ),
         StepExpect(
             "memory",

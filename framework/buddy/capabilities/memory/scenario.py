@@ -13,13 +13,14 @@ from pydantic import Field
 
 from buddy.capabilities.character.compiled import CharacterSpec
 from buddy.capabilities.character.state import Mood, decayed, start
-from buddy.capabilities.memory.compiled import AutoMemory
+from buddy.capabilities.lore.compiled import Lore
+from buddy.capabilities.memory.compiled import AutoMemory, RelationSpec
 from buddy.capabilities.memory.extract import from_model
 from buddy.capabilities.memory.ledger import Entry, decode, expire
 from buddy.capabilities.memory.limits import AUTO_KEY_PREFIX
 from buddy.capabilities.memory.prompt import ledger_context
 from buddy.capabilities.memory.relations import SlotValues
-from buddy.manifest.schema import Strict
+from buddy.manifest.schema import Strict, did_you_mean
 from buddy.testing.expectations import Miss, Observed, Text, quoted
 
 if TYPE_CHECKING:
@@ -131,23 +132,71 @@ async def run_extract(value: ExtractScript, path: YamlPath, run: StepRun) -> Non
     run.layer_script.push(json.dumps(value.model_dump(exclude_none=True), ensure_ascii=False))
 
 
+def _relations(path: YamlPath, check: StepCheck) -> dict[str, RelationSpec] | None:
+    """The buddy's relations by name; ``None`` (reported at ``path``'s key) when it
+    declares none, or when only the format is checked."""
+    if check.blueprint is None:
+        return None
+    memory = check.blueprint.sections.get("memory")
+    if not isinstance(memory, AutoMemory) or not memory.relations:
+        check.issue(
+            path,
+            "memory-undeclared",
+            "the buddy declares no relations, so no fact can be kept",
+            "add `memory: {auto: true, relations: [...]}` to buddy.yaml",
+            key=True,
+        )
+        return None
+    return {r.name: r for r in memory.relations}
+
+
+def _fact_names(
+    relation: str,
+    slots: dict[str, Any],
+    path: YamlPath,
+    relations: dict[str, RelationSpec],
+    check: StepCheck,
+) -> bool:
+    """The relation is one the buddy declares and each slot one of its spec's (each
+    reported where it is written); whether they are."""
+    spec = relations.get(relation)
+    if spec is None:
+        names = list(relations)
+        owner = check.blueprint.name if check.blueprint else "the buddy"
+        check.issue(
+            (*path, "relation"),
+            "unknown-relation",
+            f"{owner} declares no relation `{relation}`",
+            did_you_mean(relation, names) or f"relations: {', '.join(names)}",
+        )
+        return False
+    known = [s.name for s in spec.slots]
+    fine = True
+    for slot in slots:
+        if slot not in known:
+            fine = False
+            check.issue(
+                (*path, "slots", slot),
+                "unknown-slot",
+                f"the relation {relation} has no slot `{slot}`",
+                did_you_mean(slot, known) or f"slots: {', '.join(known)}",
+                key=True,
+            )
+    return fine
+
+
 def check_extract(value: ExtractScript, path: YamlPath, check: StepCheck) -> None:
     """Each scripted fact is one the buddy's relations can hold (what the runtime would
     drop is a mistake in the scenario, reported where it is)."""
-    if check.blueprint is None:
+    if not value.facts or check.blueprint is None:
         return
+    relations = _relations((*path, "facts"), check)
     memory = check.blueprint.sections.get("memory")
-    if not isinstance(memory, AutoMemory) or not memory.relations:
-        if value.facts:
-            check.issue(
-                (*path, "facts"),
-                "memory-undeclared",
-                "the buddy declares no relations, so no fact can be kept",
-                "add `memory: {auto: true, relations: [...]}` to buddy.yaml",
-                key=True,
-            )
+    if relations is None or not isinstance(memory, AutoMemory):
         return
     for index, fact in enumerate(value.facts):
+        if not _fact_names(fact.relation, fact.slots, (*path, "facts", index), relations, check):
+            continue
         answer = json.dumps({"facts": [fact.model_dump()]}, ensure_ascii=False)
         for reason in from_model(memory, answer).dropped:
             check.issue(
@@ -174,6 +223,69 @@ class FactExpect(Strict):
 
 
 FactsExpect = list[FactExpect]
+
+
+def check_facts(value: list[FactExpect], path: YamlPath, check: StepCheck) -> None:
+    """Each fact names a relation the buddy declares and slots of its spec."""
+    relations = _relations(path, check)
+    if relations is not None:
+        for index, fact in enumerate(value):
+            _fact_names(fact.relation, fact.slots, (*path, index), relations, check)
+
+
+def check_card(value: str, path: YamlPath, check: StepCheck) -> None:
+    """The buddy has automatic memory to make a card of."""
+    if check.blueprint is not None and not isinstance(
+        check.blueprint.sections.get("memory"), AutoMemory
+    ):
+        check.issue(
+            path,
+            "memory-undeclared",
+            "the buddy declares no `memory:`, so it has no card",
+            "add `memory: {auto: true, relations: [...]}` to buddy.yaml",
+            key=True,
+        )
+
+
+def check_mood(value: dict[str, Any], path: YamlPath, check: StepCheck) -> None:
+    """The buddy has a character to be in a mood (the keys are the model's)."""
+    if check.blueprint is not None and not isinstance(
+        check.blueprint.sections.get("character"), CharacterSpec
+    ):
+        check.issue(
+            path,
+            "character-undeclared",
+            "the buddy declares no `character:`, so it has no mood",
+            "add `character: ...` to buddy.yaml",
+            key=True,
+        )
+
+
+def check_lore(value: list[str], path: YamlPath, check: StepCheck) -> None:
+    """Each name is an entry of the buddy's lore books (``name``, or ``book/name``)."""
+    if check.blueprint is None:
+        return
+    lore = check.blueprint.sections.get("lore")
+    if not isinstance(lore, Lore):
+        check.issue(
+            path,
+            "lore-undeclared",
+            "the buddy declares no `lore:`, so no entry can be in its prompt",
+            "add `lore: <folder of books>` to buddy.yaml",
+            key=True,
+        )
+        return
+    for index, name in enumerate(value):
+        names = [e.id if "/" in name else e.name for e in lore.entries]
+        if name not in names:
+            check.issue(
+                (*path, index),
+                "unknown-lore",
+                f"{check.blueprint.name} has no lore entry `{name}`",
+                did_you_mean(name, names) or f"entries: {', '.join(names) or 'none'}",
+            )
+
+
 Bound = Annotated[float, Field(ge=0, le=1)]
 MoodExpect = dict[
     Literal["anger", "sadness", "trust"],
