@@ -3,12 +3,12 @@ the folder it names, read and checked with located errors."""
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 
 from buddy.capabilities.lore.compiled import Lore, LoreEntry
 from buddy.capabilities.lore.limits import ENTRIES_MAX
 from buddy.capabilities.lore.manifest import LoreBookFile
+from buddy.capabilities.memory.patterns import pattern_problem
 from buddy.compile.project import searched
 from buddy.errors import Issue
 from buddy.manifest.locate import issue_at, validated
@@ -75,17 +75,9 @@ def compile_lore(context: SectionContext) -> Lore | None:
                 )
                 problems = True
             for at, pattern in enumerate(entry.patterns):
-                try:
-                    re.compile(pattern)
-                except re.error as exc:
-                    context.report(
-                        issue_at(
-                            doc,
-                            (*where, "patterns", at),
-                            "lore-book",
-                            f"not a regular expression: {exc}",
-                        )
-                    )
+                problem = pattern_problem(pattern)
+                if problem is not None:
+                    context.report(issue_at(doc, (*where, "patterns", at), "lore-book", problem))
                     problems = True
         if problems:
             continue

@@ -3,28 +3,29 @@ entry's keys, stickiness and cooldown counted in turns, the budget filled by pri
 
 Pure: the runtime keeps a :class:`LoreState` per conversation and calls :func:`scan` once
 per turn; ``buddy render``, the playground's context inspector and tests call it the
-same way. Standard library only.
+same way. Standard library only, but for the patterns' engine.
 
 Per turn: an enabled entry is **in** when it is ``always``; or its sticky span from an
 earlier trigger still runs; or it **triggers** — one of its keys (a word, ignoring case
 unless ``case_sensitive``) or patterns is found in one of the last ``scan`` messages
 (each read up to 2000 characters), with one of its ``also`` words when it has any — and
-is not cooling down. A trigger starts its sticky span (``sticky`` more turns) and, when
-the entry has a ``cooldown``, it cannot trigger again until that many turns after its
-span ends. Entries that are in are taken by priority (higher first, then order) while
-their content fits the budget; the others are left out, each with its reason. What goes
-in is in ``order`` (lower first).
+is not cooling down (the patterns of one scan share a time budget,
+:class:`~buddy.capabilities.memory.patterns.Budget`: one that runs out triggers nothing,
+is logged once, and the others run on). A trigger starts its sticky span (``sticky`` more
+turns) and, when the entry has a ``cooldown``, it cannot trigger again until that many
+turns after its span ends. Entries that are in are taken by priority (higher first, then
+order) while their content fits the budget; the others are left out, each with its
+reason. What goes in is in ``order`` (lower first).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 from buddy.capabilities.lore.compiled import Lore, LoreEntry
 from buddy.capabilities.lore.limits import SCAN_TEXT_CHARS
+from buddy.capabilities.memory.patterns import Budget
 
 __all__ = ["LoreState", "Scanned", "scan"]
 
@@ -65,11 +66,6 @@ class Scanned:
     chars: int
 
 
-@lru_cache(maxsize=1024)
-def _compiled(pattern: str, case_sensitive: bool) -> re.Pattern[str]:
-    return re.compile(pattern, 0 if case_sensitive else re.IGNORECASE)
-
-
 def _found(words: Sequence[str], texts: Sequence[str], case_sensitive: bool) -> bool:
     if case_sensitive:
         return any(w in t for w in words for t in texts)
@@ -77,10 +73,13 @@ def _found(words: Sequence[str], texts: Sequence[str], case_sensitive: bool) -> 
     return any(w.casefold() in t for w in words for t in folded)
 
 
-def _matches(entry: LoreEntry, recent: Sequence[str]) -> bool:
+def _matches(entry: LoreEntry, recent: Sequence[str], clock: Budget) -> bool:
     texts = [t[:SCAN_TEXT_CHARS] for t in recent[-entry.scan :]] if recent else []
+    owner = f"lore {entry.id}"
     hit = _found(entry.keys, texts, entry.case_sensitive) or any(
-        _compiled(p, entry.case_sensitive).search(t) for p in entry.patterns for t in texts
+        clock.search(p, t, owner=owner, ignore_case=not entry.case_sensitive)
+        for p in entry.patterns
+        for t in texts
     )
     return hit and (not entry.also or _found(entry.also, texts, entry.case_sensitive))
 
@@ -93,13 +92,14 @@ def scan(lore: Lore, recent: Sequence[str], state: LoreState, budget: int) -> Sc
     blocked = {k: v for k, v in state.blocked.items() if v > turn}
     inside: list[LoreEntry] = []
     left_out: list[tuple[LoreEntry, str]] = []
+    clock = Budget()  # the patterns' time (``budget`` is the prompt's characters)
     for entry in lore.entries:
         if not entry.enabled:
             continue
         if entry.always or entry.id in until:
             inside.append(entry)
             continue
-        if not _matches(entry, recent):
+        if not _matches(entry, recent, clock):
             continue
         if entry.id in blocked:
             left_out.append((entry, "cooldown"))

@@ -8,19 +8,21 @@ right type, every required slot, an allowed modality, and the writer rule (the s
 must be one of the writer slots' parties). Anything else is dropped and counted, never
 kept; what is kept still goes through its relation's admission and confirmation.
 
-Pure functions; standard library only. The runtime calls them off the reply path.
+Pure functions; standard library only, but for the patterns' engine
+(:mod:`~buddy.capabilities.memory.patterns`: one message's patterns share a time budget, so
+a pattern that backtracks takes nothing instead of stopping the process). The runtime calls
+them off the reply path.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any
 
 from buddy.capabilities.memory.compiled import AutoMemory, RelationSpec
+from buddy.capabilities.memory.patterns import Budget
 from buddy.capabilities.memory.slots import slot_value_problem
 
 __all__ = [
@@ -94,11 +96,6 @@ def _problem(spec: RelationSpec, slots: Mapping[str, Any], modality: str) -> str
     return None
 
 
-@lru_cache(maxsize=512)
-def _pattern(text: str) -> re.Pattern[str]:
-    return re.compile(text)
-
-
 _DIGITS = {
     "零": 0,
     "一": 1,
@@ -145,13 +142,16 @@ def _typed(spec: RelationSpec, name: str, text: str) -> Any:
 
 
 def from_patterns(memory: AutoMemory, text: str) -> Extracted:
-    """The facts the relations' patterns find in the user's ``text`` (no model call)."""
+    """The facts the relations' patterns find in the user's ``text`` (no model call), all
+    of them within one :class:`~buddy.capabilities.memory.patterns.Budget`: a pattern that
+    runs out of time takes nothing (logged once) and the others run on."""
     text = text[:TEXT_CHARS].strip()
     facts: list[Fact] = []
     dropped: list[str] = []
+    budget = Budget()
     for spec in memory.relations:
         for regex, fixed, modality in spec.patterns:
-            match = _pattern(regex).search(text)
+            match = budget.search(regex, text, owner=f"relation {spec.name}")
             if match is None:
                 continue
             slots = dict(fixed)

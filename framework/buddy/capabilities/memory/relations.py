@@ -9,19 +9,20 @@ contradiction does, how long it is valid, its risk tier, and optional examples f
 extractor and regular-expression ``patterns`` that need no model call.
 
 This module is the file's shape (strict, every bound here) and :func:`relation_problems`,
-the rules between its parts, located. Standard library and pydantic only: ``buddy
-validate`` imports it.
+the rules between its parts, located. Standard library and pydantic only (and, for a spec
+with patterns, the engine that runs them: :mod:`buddy.capabilities.memory.patterns`):
+``buddy validate`` imports it.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Mapping
 from datetime import date
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field
 
+from buddy.capabilities.memory.patterns import compiled, pattern_problem
 from buddy.capabilities.memory.slots import TEXT_SLOT_CHARS, SlotLike, slot_value_problem
 from buddy.manifest.schema import DURATION_PATTERN, Strict, duration_seconds
 
@@ -109,8 +110,9 @@ class Example(Strict):
 
 
 class Pattern(Strict):
-    """A regular expression that yields a fact with no model call (Python syntax; its
-    named groups fill slots, ``slots`` gives the others)."""
+    """A regular expression that yields a fact with no model call (Python syntax, run by
+    ``regex`` within a time budget; its named groups fill slots, ``slots`` gives the
+    others)."""
 
     match: str = Field(min_length=1, max_length=PATTERN_CHARS)
     slots: Annotated[dict[Name, Any], AfterValidator(_iso_dates)] = Field(
@@ -259,14 +261,13 @@ def fact_problems(spec: RelationFile, fact: Mapping[str, Any]) -> Iterator[Probl
 
 
 def _pattern_problems(spec: RelationFile, pattern: Pattern) -> Iterator[Problem]:
-    try:
-        compiled = re.compile(pattern.match)
-    except re.error as exc:
-        yield ("match",), f"not a regular expression: {exc}"
+    problem = pattern_problem(pattern.match)
+    if problem is not None:
+        yield ("match",), problem
         return
     if pattern.modality not in spec.modalities:
         yield ("modality",), f"`{pattern.modality}` is not in `modalities`"
-    groups = set(compiled.groupindex)
+    groups = set(compiled(pattern.match).groupindex)
     for group in sorted(groups - set(spec.slots)):
         yield ("match",), f"the group `{group}` is not a slot ({', '.join(spec.slots)})"
     for name, value in pattern.slots.items():

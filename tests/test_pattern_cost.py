@@ -1,0 +1,193 @@
+"""Author patterns on untrusted text cost a bounded time (issue 22, item 5): ``validate``
+refuses what obviously backtracks without bound, located; a pattern it lets through that
+backtracks badly is stopped on its message, takes nothing from it, is logged once, and the
+other patterns still take theirs. No wall-time assertion here (bench/pattern_cost.py)."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pytest
+
+import buddy
+from buddy.capabilities.lore.compiled import Lore, LoreEntry
+from buddy.capabilities.lore.scan import LoreState, scan
+from buddy.capabilities.memory.compiled import AutoMemory
+from buddy.capabilities.memory.extract import Fact, from_patterns
+from tests.conftest import MINIMAL, Write
+
+LOG = "buddy.capabilities.memory.patterns"
+
+
+@pytest.fixture(autouse=True)
+def _nothing_warned_yet(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test sees its own once-per-pattern warnings."""
+    from buddy.capabilities.memory import patterns
+
+    monkeypatch.setattr(patterns, "_warned", set())
+
+
+def _spec(name: str, slot: str, match: str) -> str:
+    return (
+        f"relation: {name}\nversion: 1\ntitle: {name}\nnote: 测试用。\nrisk: R0\n"
+        f"slots:\n  subject: {{ type: party, required: true }}\n"
+        f"  {slot}: {{ type: text, required: true, max_chars: 20 }}\n"
+        f"value: {slot}\nkey: [subject]\n"
+        f"patterns:\n  - match: '{match}'\n    slots: {{ subject: user }}\n"
+    )
+
+
+def _relations(write: Write, specs: dict[str, str]) -> Path:
+    listed = ", ".join(f"relations/{n}.yaml" for n in specs)
+    return write(
+        {
+            "buddy.yaml": MINIMAL + f"memory:\n  auto: true\n  relations: [{listed}]\n",
+            **{f"relations/{n}.yaml": text for n, text in specs.items()},
+        }
+    )
+
+
+# ------------------------------------------------------------ validate refuses, located
+
+
+@pytest.mark.parametrize("match", [r"(a+)+$", r"^(?:a*)*x", r"(a|a)*$", r"(?:\S+\s*)+$"])
+def test_validate_refuses_a_relation_pattern_that_nests_unbounded_repeats(
+    write: Write, match: str
+) -> None:
+    path = _relations(write, {"bad": _spec("bad", "word", f"我(?P<word>x){match}")})
+    _, issues = buddy.check(path)
+    assert [(Path(i.file).name, i.line, i.path, i.code) for i in issues] == [
+        ("bad.yaml", 12, "patterns[0].match", "relation-spec")
+    ]
+    assert "backtrack" in issues[0].message and "rewrite" in issues[0].message
+
+
+def test_validate_refuses_a_lore_pattern_that_nests_unbounded_repeats(write: Write) -> None:
+    book = "entries:\n  - name: 坏\n    patterns: ['灵兽', '(a+)+$']\n    content: x\n"
+    path = write({"buddy.yaml": MINIMAL + "lore: lore\n", "lore/world.yaml": book})
+    _, issues = buddy.check(path)
+    assert [(Path(i.file).name, i.line, i.path, i.code) for i in issues] == [
+        ("world.yaml", 3, "entries[0].patterns[1]", "lore-book")
+    ]
+    assert "backtrack" in issues[0].message and "rewrite" in issues[0].message
+
+
+REASONABLE = [
+    r"^我对(?P<item>[^，。！？!?,\s]{1,15})过敏[。！!]?$",
+    r"^(?:以后|你)?(?:就)?叫我「?(?P<value>[^，。！？!?,\s」]{1,10}?)」?(?:吧|就行|就好)?[。！!]?$",
+    r"(?:[^，。]+，)*[^，。]+。",
+    r"(\d+,)*\d+",
+    r"灵.?兽",
+    r"(?:a|b)+c",
+    r"(?:ab|a)*c",
+    r"(a+b)+",
+    r"(?:\w+\b\s?)+",
+    r"(?>a+)+$",
+    r"(a++)+$",
+    r"\p{Han}+",
+    r"^(?:以后)?(?:叫|喊)我(?P<value>[^，。！？!?,\s～~]{1,10}?)(?:吧|啦|呀)?[。！!～~]*$",
+    r"(?:\s*[，,]\s*\S+)*",
+    r"(?:(?!不).)+过敏",
+    r"(?:.|\n)*",
+]
+
+
+@pytest.mark.parametrize("text", REASONABLE)
+def test_reasonable_patterns_are_not_refused(text: str) -> None:
+    from buddy.capabilities.memory.patterns import pattern_problem
+
+    assert pattern_problem(text) is None
+
+
+@pytest.mark.parametrize(
+    "text", [r"(a+)+$", r"(a*)*", r"(a|a)*", r"((a)+)*", r"(?:x|.)+y", r"(a+|b)+", r"(a+?)+"]
+)
+def test_nested_unbounded_repeats_are_refused(text: str) -> None:
+    from buddy.capabilities.memory.patterns import pattern_problem
+
+    problem = pattern_problem(text)
+    assert problem is not None and "rewrite" in problem
+
+
+# ----------------------------------------------------- a hostile message is bounded
+
+# Ambiguous (x+x+ inside +) but not a nesting validate is sure of: it passes validate, and
+# on a long run of x with no y it backtracks for ever without the bound.
+HOSTILE = r"(?:x+x+)+(?P<word>y)"
+MESSAGE = "叫我阿明" + "x" * 1996
+
+
+def test_a_relation_pattern_that_backtracks_takes_nothing_and_the_others_still_run(
+    write: Write, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = _relations(
+        write,
+        {
+            "hostile": _spec("hostile", "word", HOSTILE),
+            "name": _spec("name", "value", r"叫我(?P<value>阿明)"),
+        },
+    )
+    assert buddy.check(path)[1] == []  # validate lets it through
+    memory: AutoMemory = buddy.load(path).sections["memory"]
+    assert len(MESSAGE) == 2000
+    with caplog.at_level(logging.WARNING, logger=LOG):
+        first = from_patterns(memory, MESSAGE)
+        again = from_patterns(memory, MESSAGE)
+    expected = (Fact("name", {"subject": "user", "value": "阿明"}, "asserted", "pattern"),)
+    assert first.facts == expected and again.facts == expected
+    warned = [r for r in caplog.records if r.name == LOG]
+    assert len(warned) == 1  # once per pattern, not once per message
+    assert warned[0].levelno == logging.WARNING
+    assert "hostile" in warned[0].getMessage() and HOSTILE in warned[0].getMessage()
+
+
+def test_a_lore_pattern_that_backtracks_triggers_nothing_and_the_others_still_do(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    def entry(name: str, **fields: object) -> LoreEntry:
+        values: dict[str, object] = {
+            "book": "world",
+            "name": name,
+            "content": f"[{name}]",
+            "keys": (),
+            "patterns": (),
+            "also": (),
+            "case_sensitive": False,
+            "always": False,
+            "enabled": True,
+            "order": 100,
+            "priority": 0,
+            "sticky": None,
+            "cooldown": None,
+            "scan": 4,
+        }
+        return LoreEntry(**(values | fields))  # type: ignore[arg-type]
+
+    lore = Lore(
+        (
+            entry("hostile", patterns=(HOSTILE,)),
+            entry("pattern", patterns=(r"叫.阿明",)),
+            entry("word", keys=("阿明",)),
+        ),
+        (),
+    )
+    with caplog.at_level(logging.WARNING, logger=LOG):
+        turn = scan(lore, [MESSAGE, MESSAGE, MESSAGE], LoreState(), 1000)
+    assert [e.name for e in turn.entries] == ["pattern", "word"]
+    warned = [r for r in caplog.records if r.name == LOG]
+    assert len(warned) == 1
+    assert "world/hostile" in warned[0].getMessage() and HOSTILE in warned[0].getMessage()
+
+
+def test_a_spent_budget_runs_no_more_patterns_and_says_so(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from buddy.capabilities.memory.patterns import Budget
+
+    spent = Budget(ms=0)
+    with caplog.at_level(logging.WARNING, logger=LOG):
+        assert spent.search("叫我(?P<value>.+)", "叫我阿明", owner="relation spent") is None
+    (record,) = [r for r in caplog.records if r.name == LOG]
+    assert "relation spent" in record.getMessage()
+    assert Budget().search("叫我(?P<value>.+)", "叫我阿明", owner="relation fresh") is not None
