@@ -12,11 +12,12 @@ import buddy
 from buddy.capabilities.character.compiled import CharacterSpec
 from buddy.capabilities.character.limits import NUMBERS, STEP_MAX, TRUST_START, defaults
 from buddy.capabilities.character.state import Appraisal, Mood, decayed, felt, quarrel, start
+from buddy.compile.persona import BUILT_IN_PACK
 from buddy.compile.render import render_markdown, view
-from tests.conftest import MINIMAL, REPO, Write
+from tests.conftest import MINIMAL, Write
 
 DAY = 86400.0
-SHARED = sorted((REPO / "manifests" / "personas" / "traits").glob("*.yaml"))
+SHARED = sorted((BUILT_IN_PACK / "traits").glob("*.yaml"))
 
 
 def _buddy(write: Write, section: str, trait: str = "", persona_traits: str = "") -> Path:
@@ -167,7 +168,7 @@ def test_the_state_stays_in_the_unit_interval() -> None:
 
 def test_the_same_words_land_differently_on_each_trait_file(write: Write) -> None:
     def spec_of(name: str) -> CharacterSpec:
-        trait = (REPO / "manifests" / "personas" / "traits" / f"{name}.yaml").read_text("utf-8")
+        trait = (BUILT_IN_PACK / "traits" / f"{name}.yaml").read_text("utf-8")
         spec: CharacterSpec = buddy.load(
             _buddy(write, "character: traits/t.yaml\n", trait)
         ).sections["character"]

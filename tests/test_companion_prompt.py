@@ -12,10 +12,11 @@ import pytest
 import buddy
 from buddy.capabilities.memory.compiled import AutoMemory
 from buddy.capabilities.memory.prompt import card_text
+from buddy.compile.persona import BUILT_IN_PACK
 from buddy.compile.render import view
 from buddy.extend import persona_layer
 from buddy.testing import TestModel
-from tests.conftest import MINIMAL, REPO, Write
+from tests.conftest import MINIMAL, Write
 
 pytestmark = pytest.mark.anyio
 
@@ -34,7 +35,7 @@ entries:
 
 
 def _companion(write: Write, prompt: str) -> Path:
-    tsundere = (REPO / "manifests/personas/traits/tsundere.yaml").read_text(encoding="utf-8")
+    tsundere = (BUILT_IN_PACK / "traits/tsundere.yaml").read_text(encoding="utf-8")
     manifest = f"name: c\nmodel: test\npersona:\n  prompt: |\n    {prompt}\n" + LAYER
     return write(
         {"buddy.yaml": manifest, "traits/tsundere.yaml": tsundere, "lore/world.yaml": BOOK}
@@ -112,13 +113,7 @@ def test_the_shared_template_says_what_it_remembers_and_how_it_feels(write: Writ
     files = {
         "buddy.yaml": "name: c\nmodel: test\npersona:\n  template: companion.md.j2\n"
         "  traits: traits/tsundere.yaml\n" + LAYER,
-        "lore/world.yaml": BOOK,
-        "personas/companion.md.j2": (REPO / "manifests/personas/companion.md.j2").read_text(
-            "utf-8"
-        ),
-        "personas/traits/tsundere.yaml": (
-            REPO / "manifests/personas/traits/tsundere.yaml"
-        ).read_text("utf-8"),
+        "lore/world.yaml": BOOK,  # the template and the traits: the ones buddy ships
     }
     shown = view(buddy.load(write(files)))["system_prompt"]
     assert "## 你记得的关于对方\n- 称呼：小鱼\n" in shown

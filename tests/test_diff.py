@@ -1,7 +1,8 @@
 """`buddy diff`: compiled views compared between two paths, or a git revision and the work tree.
 
-The git tests build their own repository (a copy of manifests/ and plugins/ plus a buddy
-that uses no shared template) so they never depend on this repository's history.
+The git tests build their own repository (a copy of manifests/ and plugins/, the shared
+persona templates buddy ships as the project's own manifests/personas/, plus a buddy that
+uses no shared template) so they never depend on this repository's history.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import pytest
 
 import buddy
 from buddy.cli.main import main
+from buddy.compile.persona import BUILT_IN_PACK
 from buddy.compile.render import render_markdown
 from buddy.review import Side, compare
 from buddy.review.report import COMMENT_MARKER, markdown
@@ -36,6 +38,7 @@ persona:
     {% if conversation.kind == "group" %}群里少说话。{% endif %}
 """
 
+NO_CACHE = shutil.ignore_patterns("__pycache__")
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
 
@@ -184,8 +187,9 @@ def test_copies_inside_one_project_compare_equal(
     # The view names files relative to the project root (old/… and new/… here); the
     # side's own prefix is dropped so identical copies have identical views.
     (tmp_path / "pyproject.toml").write_text("")
-    shutil.copytree(REPO / "manifests", tmp_path / "old")
-    shutil.copytree(REPO / "manifests", tmp_path / "new")
+    for side in ("old", "new"):
+        shutil.copytree(REPO / "manifests", tmp_path / side)
+        shutil.copytree(BUILT_IN_PACK, tmp_path / side / "personas", ignore=NO_CACHE)
     shutil.copytree(REPO / "plugins", tmp_path / "plugins")
     code, out, _ = _run(
         ["diff", str(tmp_path / "old"), str(tmp_path / "new"), "--exit-code"], capsys
@@ -353,9 +357,9 @@ def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         monkeypatch.delenv(name, raising=False)
     root = tmp_path / "project"
     shutil.copytree(REPO / "manifests", root / "manifests")
-    shutil.copytree(
-        REPO / "plugins", root / "plugins", ignore=shutil.ignore_patterns("__pycache__")
-    )
+    # The project's own copies of the shared templates (they win over the shipped ones).
+    shutil.copytree(BUILT_IN_PACK, root / "manifests" / "personas", ignore=NO_CACHE)
+    shutil.copytree(REPO / "plugins", root / "plugins", ignore=NO_CACHE)
     _buddy(root / "manifests", "plain", PLAIN)
     _git(root.parent, "init", "-q", str(root))
     _git(root, "add", "-A")

@@ -15,6 +15,7 @@ from buddy.cli.commands import schema_text
 from buddy.cli.init import GITIGNORE, manifest_text, slug, write_gitignore
 from buddy.cli.main import main
 from buddy.compile.cache import cache_file
+from buddy.compile.persona import BUILT_IN_PACK
 from buddy.testing import scenarios
 from buddy.testing.scenarios import read_suite, run_scenario
 from tests.conftest import REPO
@@ -29,8 +30,14 @@ def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str,
 
 @pytest.fixture
 def repo_like(project: Path) -> Path:
-    """A project laid out like this repository: shared personas and the committed schemas."""
-    shutil.copytree(REPO / "manifests" / "personas", project / "manifests" / "personas")
+    """A project laid out like this repository, with the committed schemas, and a shared
+    persona template of its own that extends one buddy ships."""
+    (project / "manifests" / "personas").mkdir(parents=True)
+    (project / "manifests" / "personas" / "mentor.md.j2").write_text(
+        '{% extends "companion.md.j2" %}'
+        "{% block identity %}{{ super() }}\n你也是对方学做饭的师傅。{% endblock %}",
+        encoding="utf-8",
+    )
     (project / "docs").mkdir()
     shutil.copy(REPO / "docs" / "buddy.schema.json", project / "docs")
     (project / "docs" / "scenario.schema.json").write_text("{}\n")
@@ -213,16 +220,17 @@ def test_persona_extends_a_shared_template(
     repo_like: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     parent = repo_like / "manifests"
-    code, _, err = _run(
-        ["init", "pal", "--persona", "companion.md.j2", "--dir", str(parent)], capsys
-    )
+    code, _, err = _run(["init", "pal", "--persona", "mentor.md.j2", "--dir", str(parent)], capsys)
     assert (code, err) == (0, "")
     text = (parent / "pal" / "buddy.yaml").read_text(encoding="utf-8")
-    assert "  template: companion.md.j2" in text
+    assert "  template: mentor.md.j2" in text
     blueprint = buddy.load(parent / "pal")
-    assert blueprint.persona.template == "companion.md.j2"
-    assert (parent / "personas" / "companion.md.j2").resolve() in blueprint.files
-    assert "你是pal，在聊天里陪着对方的搭子" in blueprint.persona.render(kind="private")
+    assert blueprint.persona.template == "mentor.md.j2"
+    assert (parent / "personas" / "mentor.md.j2").resolve() in blueprint.files
+    assert BUILT_IN_PACK / "companion.md.j2" in blueprint.files  # the one it extends
+    prompt = blueprint.persona.render(kind="private")
+    assert "你是pal，在聊天里陪着对方的搭子" in prompt
+    assert "你也是对方学做饭的师傅。" in prompt
     _passes_its_scenarios(parent / "pal")
 
 
@@ -243,19 +251,18 @@ def test_persona_elsewhere_in_the_project_suggests_dir(
     repo_like: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(repo_like)
-    code, _, err = _run(["init", "pal", "--persona", "coach.md.j2"], capsys)
+    code, _, err = _run(["init", "pal", "--persona", "mentor.md.j2"], capsys)
     assert code == 2
     assert "it is in manifests/personas; create the buddy next to it: --dir manifests" in err
     assert not (repo_like / "pal").exists()
 
 
 def test_persona_nowhere(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = _run(
-        ["init", "pal", "--persona", "nothing.md.j2", "--dir", str(project)], capsys
-    )
+    code, _, err = _run(["init", "pal", "--persona", "nothing.txt", "--dir", str(project)], capsys)
     assert code == 2
-    assert "persona template `nothing.md.j2` not found" in err
-    assert "looked up in the personas/ folders" in err
+    assert "persona template `nothing.txt` not found" in err
+    assert "looked up in the personas/ folders above it, then in template packs" in err
+    assert err.endswith("; buddy ships coach.md.j2, companion.md.j2\n")
     assert not (project / "pal").exists()
 
 

@@ -33,6 +33,7 @@ import pytest
 from playwright.sync_api import Browser, Locator, Page, expect, sync_playwright
 
 from buddy.compile.compiler import load
+from buddy.compile.persona import BUILT_IN_PACK
 from buddy.compile.render import view
 from buddy.playground.session import DevSession
 from tests.conftest import REPO
@@ -85,11 +86,12 @@ class Dev:
 
 
 def _copy_examples(root: Path) -> None:
-    """aunt-tu, cardio, xiaoman, the shared personas and the plugins, as a project of
-    their own."""
+    """aunt-tu, cardio, xiaoman, the shared personas (copies of the ones buddy ships: a
+    project's own win over those) and the plugins, as a project of their own."""
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-    for name in ("aunt-tu", "cardio", "xiaoman", "personas"):
+    for name in ("aunt-tu", "cardio", "xiaoman"):
         shutil.copytree(REPO / "manifests" / name, root / "manifests" / name, ignore=ignore)
+    shutil.copytree(BUILT_IN_PACK, root / "manifests" / "personas", ignore=ignore)
     shutil.copytree(REPO / "plugins", root / "plugins", ignore=ignore)
     (root / "pyproject.toml").write_text("")
 

@@ -8,7 +8,7 @@ raises :class:`~buddy.errors.ManifestError` whose every issue is located — a f
 
 The inputs: arbitrary YAML documents (dumped from random data, and raw YAML-ish text),
 mutations of the example manifests (``manifests/aunt-tu``, ``manifests/cardio``, copied
-with their plugins and shared personas), arbitrary bytes, random persona templates,
+with their plugins; the shared personas are buddy's own), arbitrary bytes, random persona templates,
 random ``extends`` chains, and random trait files, widget ``schema.json`` files and
 ``data-access.json``. Loads call the compiler's ``load`` (what :func:`buddy.load` runs on
 a cold start), so every example is really parsed, validated and compiled. The inputs the
@@ -144,7 +144,8 @@ def assert_loads_or_located(path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def examples(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A project holding copies of the example buddies, their plugins and shared personas.
+    """A project holding copies of the example buddies and their plugins (the shared
+    persona templates are the ones buddy ships).
 
     Shared by every example of a test: each test writes its input under a file name of
     its own and never changes the copied files.
@@ -152,7 +153,7 @@ def examples(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("fuzz")
     (root / "pyproject.toml").write_text("")
     ignore = shutil.ignore_patterns("__pycache__", "*.flag")
-    for name in (*EXAMPLES, "personas"):
+    for name in EXAMPLES:
         shutil.copytree(REPO / "manifests" / name, root / "manifests" / name, ignore=ignore)
     shutil.copytree(REPO / "plugins", root / "plugins", ignore=ignore)
     for name in EXAMPLES:

@@ -23,10 +23,11 @@ from buddy.capabilities.companion.engine import (
     STATE_KEY,
     Companion,
 )
+from buddy.compile.persona import BUILT_IN_PACK
 from buddy.errors import ToolError
 from buddy.models.base import Model, ModelRequest, ModelResponse
 from buddy.testing import TestModel, call
-from tests.conftest import REPO, Write
+from tests.conftest import Write
 
 pytestmark = pytest.mark.anyio
 
@@ -41,7 +42,7 @@ def _project(
     tools: str = "[]",
     character: bool = True,
 ) -> Path:
-    text = (REPO / f"manifests/personas/traits/{traits}.yaml").read_text(encoding="utf-8")
+    text = (BUILT_IN_PACK / f"traits/{traits}.yaml").read_text(encoding="utf-8")
     prompt = PROMPT if character else "记得：{{ memory.card }}"
     manifest = f"name: c\nmodel: test\ntools: {tools}\npersona:\n  prompt: '{prompt}'\n{memory}" + (
         f"character: traits/{traits}.yaml\nlore: lore\n" if character else ""

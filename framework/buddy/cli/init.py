@@ -10,7 +10,7 @@ from pathlib import Path
 
 import jinja2
 
-from buddy.compile.persona import find_project_root, make_environment, search_path
+from buddy.compile.persona import BUILT_IN_PACK, find_project_root, make_environment, search_path
 from buddy.compile.project import searched
 from buddy.errors import ParseError
 from buddy.manifest.schema import SLUG_PATTERN, did_you_mean
@@ -178,7 +178,10 @@ def _templates(path: list[Path]) -> list[str]:
     try:
         return sorted(
             make_environment(path).list_templates(
-                filter_func=lambda n: n.endswith(_TEMPLATE_SUFFIXES)
+                # Not the compiled templates kept in __pycache__/ (`template-….jinja`).
+                filter_func=lambda n: (
+                    n.endswith(_TEMPLATE_SUFFIXES) and "__pycache__" not in n.split("/")
+                )
             )
         )
     except (TypeError, OSError):  # pragma: no cover - a loader that cannot list
@@ -212,14 +215,19 @@ def _persona_problem(template: str, target: Path) -> str:
     path = search_path(target, root)
     if _found(template, path):
         return ""
-    hint = did_you_mean(template, _templates(path))
+    # The very name elsewhere in the project is a better lead than a close one here.
+    places = [os.path.relpath(p.parent, Path.cwd()) for p in _elsewhere(template, root)]
+    if places:
+        hint = f"it is in {places[0]}/personas; create the buddy next to it: --dir {places[0]}"
+    else:
+        hint = did_you_mean(template, _templates(path))
     if not hint:
-        places = [os.path.relpath(p.parent, Path.cwd()) for p in _elsewhere(template, root)]
-        if places:
-            hint = f"it is in {places[0]}/personas; create the buddy next to it: --dir {places[0]}"
-        else:
-            shown = ", ".join(os.path.relpath(p, Path.cwd()) for p in path[1:]) or "none"
-            hint = f"shared templates are looked up in the personas/ folders above it ({shown})"
+        shown = ", ".join(os.path.relpath(p, Path.cwd()) for p in path[1:]) or "none"
+        shipped = ", ".join(n for n in _templates([BUILT_IN_PACK]) if "/" not in n)
+        hint = (
+            f"shared templates are looked up in the personas/ folders above it, then in "
+            f"template packs ({shown}); buddy ships {shipped}"
+        )
     return f"persona template `{template}` not found on the search path; {hint}"
 
 

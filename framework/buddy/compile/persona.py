@@ -2,7 +2,8 @@
 
 Names are looked up on a search path: the buddy's directory, then every ``personas/``
 directory from there up to the project root, then installed template packs (entry-point
-group ``buddy.personas``). Templates render in the sandbox of :mod:`buddy.compile.sandbox`
+group ``buddy.personas``), then the shared templates and trait files buddy ships
+(:data:`BUILT_IN_PACK`). Templates render in the sandbox of :mod:`buddy.compile.sandbox`
 (strict undefined names, a budget per render); a failure is located at the template file
 and line where it happened (:func:`describe_failure`).
 """
@@ -36,6 +37,7 @@ from buddy.compile.sandbox import _BudgetedEnvironment as _BudgetedEnvironment  
 from buddy.compile.sandbox import _TemplateCache as _TemplateCache  # noqa: PLC0414
 
 __all__ = [
+    "BUILT_IN_PACK",
     "EXAMPLE_NOW",
     "INLINE_NAME",
     "POWER_BITS_MAX",
@@ -54,6 +56,9 @@ __all__ = [
 RESERVED_NAMES = ("traits", "buddy", "conversation", "now")
 # The instant `validate` and `render` use for `now`, so their output is reproducible.
 EXAMPLE_NOW = datetime(2026, 1, 5, 9, 0, tzinfo=timezone(timedelta(hours=8)))
+# The shared templates (companion.md.j2, coach.md.j2) and trait files (traits/*.yaml) that
+# ship with buddy: last on every search path, so a project's own file of the name wins.
+BUILT_IN_PACK = Path(__file__).resolve().parents[1] / "personas"
 
 
 @cache
@@ -85,6 +90,7 @@ def search_path(buddy_dir: Path, root: Path) -> list[Path]:
         if directory == root:
             break
     path.extend(_pack_directories())
+    path.append(BUILT_IN_PACK)
     return path
 
 
@@ -263,7 +269,11 @@ class PersonaRenderer:
         """Every template name on the search path (for "did you mean")."""
         try:
             yield from self._env.list_templates(
-                filter_func=lambda n: n.endswith((".j2", ".jinja", ".jinja2", ".md", ".txt"))
+                # Not the compiled templates kept in __pycache__/ (`template-….jinja`).
+                filter_func=lambda n: (
+                    n.endswith((".j2", ".jinja", ".jinja2", ".md", ".txt"))
+                    and "__pycache__" not in n.split("/")
+                )
             )
         except (TypeError, OSError):  # pragma: no cover - a loader that cannot list
             return

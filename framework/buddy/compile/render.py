@@ -16,16 +16,20 @@ from pathlib import Path
 from typing import Any
 
 from buddy.compile.blueprint import Blueprint, DenyHook, HandlerRef, ModelSpec
-from buddy.compile.persona import EXAMPLE_NOW, find_project_root
+from buddy.compile.persona import BUILT_IN_PACK, EXAMPLE_NOW, find_project_root
 from buddy.extend import persona_layer, resolve, sections
 
 __all__ = ["fence", "json_block", "relative", "render_json", "render_markdown", "view"]
 
 
 def relative(path: Path | None, root: Path) -> str:
-    """``path`` relative to the project ``root`` (``/``-separated), as the view shows it."""
+    """``path`` relative to the project ``root`` (``/``-separated), as the view shows it; a
+    file of the shared templates buddy ships as ``buddy:personas/<name>``, wherever the
+    package is installed."""
     if path is None:
         return ""
+    if path.resolve().is_relative_to(BUILT_IN_PACK):
+        return f"buddy:personas/{path.resolve().relative_to(BUILT_IN_PACK).as_posix()}"
     try:
         return path.resolve().relative_to(root).as_posix()
     except ValueError:
@@ -127,7 +131,8 @@ def view(
     for section in sections():  # each capability's part, in registry order
         if section.key in b.sections:
             shown[section.key] = resolve(section.render)(b.sections[section.key], root)
-    return shown | {"files": [relative(f, root) for f in b.files]}
+    # Sorted as shown: the shipped templates' place on disk depends on the installation.
+    return shown | {"files": sorted(relative(f, root) for f in b.files)}
 
 
 def render_json(

@@ -106,7 +106,8 @@ class Persona(Strict):
         default=None,
         min_length=1,
         description="A template name on the search path (the buddy's directory, then every "
-        "`personas/` directory up to the repository root, then installed packs).",
+        "`personas/` directory up to the repository root, then installed packs, then the "
+        "shared templates buddy ships).",
     )
     prompt: str | None = Field(default=None, min_length=1, description="Inline Jinja2 text.")
     traits: str | list[Annotated[str, Field(min_length=1)]] | None = Field(
