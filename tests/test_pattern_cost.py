@@ -16,6 +16,7 @@ from buddy.capabilities.lore.scan import LoreState, scan
 from buddy.capabilities.memory.compiled import AutoMemory
 from buddy.capabilities.memory.extract import Fact, from_patterns
 from tests.conftest import MINIMAL, Write
+from tests.test_lore import _e as lore_entry
 
 LOG = "buddy.capabilities.memory.patterns"
 
@@ -146,23 +147,7 @@ def test_a_lore_pattern_that_backtracks_triggers_nothing_and_the_others_still_do
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     def entry(name: str, **fields: object) -> LoreEntry:
-        values: dict[str, object] = {
-            "book": "world",
-            "name": name,
-            "content": f"[{name}]",
-            "keys": (),
-            "patterns": (),
-            "also": (),
-            "case_sensitive": False,
-            "always": False,
-            "enabled": True,
-            "order": 100,
-            "priority": 0,
-            "sticky": None,
-            "cooldown": None,
-            "scan": 4,
-        }
-        return LoreEntry(**(values | fields))  # type: ignore[arg-type]
+        return lore_entry(name, **({"book": "world", "scan": 4} | fields))
 
     lore = Lore(
         (
