@@ -33,7 +33,7 @@ class TurnState:
         unasked: Nobody asked for this turn: the platform started it (a proactive run; an
             ``EventKind`` with ``unasked``).
         data_read: Whether user data has been read (and so the model has seen it).
-        question: The question card sent by ``ask_question`` (ends the turn).
+        question: The question card a tool sent this turn (it ends the turn).
         ended: Whether a tool ended the turn (question or consent card).
     """
 
