@@ -23,6 +23,7 @@ from tests.conftest import REPO, venv_environment
 
 AUNT_TU = str(REPO / "manifests" / "aunt-tu")
 CARDIO = str(REPO / "manifests" / "cardio")
+XIAOMAN = str(REPO / "manifests" / "xiaoman")
 ECHO = "[离线模型] 你说的是："
 CONSENT = (
     '/call data_access_request {"kind": "healthkit", "reason": "看看你最近睡得怎么样",'
@@ -54,6 +55,7 @@ def test_help_lists_every_command_and_sends_nothing(chat: Chat) -> None:
     for (key, meaning), line in zip(COMMANDS, lines[2:], strict=False):
         assert line.startswith(f"  {key} ") and line.endswith(meaning)
     assert [key for key, _ in COMMANDS][:4] == ["/help", "/tools", "/call 工具名 {json}", "/quit"]
+    assert {"/card", "/mood", "/memory", "/lore"} <= {key for key, _ in COMMANDS}
     assert ECHO not in out
 
 
@@ -61,7 +63,61 @@ def test_tools_lists_name_kind_and_label_in_the_models_order(chat: Chat) -> None
     out = chat("/tools\n").splitlines()
     tools = buddy.load(AUNT_TU, model="offline").tools
     assert out[1] == f"工具（{len(tools)} 个，模型看到的名字和顺序）："
-    assert [line.split() for line in out[2:]] == [[t.name, t.kind, t.label] for t in tools]
+    named = [line.split() for line in out[2:] if not line.startswith("      ")]
+    assert named == [[t.name, t.kind, t.label] for t in tools]
+
+
+def test_tools_shows_each_tools_parameters(chat: Chat) -> None:
+    out = chat("/tools\n").splitlines()
+    at = next(n for n, line in enumerate(out) if line.split()[:1] == ["plan_menu"])
+    assert out[at + 1].startswith("      参数：")
+    assert "people（integer，必填）" in out[at + 1]
+    at = next(n for n, line in enumerate(out) if line.split()[:1] == ["resource_list"])
+    assert out[at + 1] == "      参数：无"
+
+
+def test_card_shows_the_person_card_the_model_gets(chat: Chat) -> None:
+    out = chat("/card\n叫我小鱼\n/card\n", XIAOMAN).splitlines()
+    assert out[1] == "人物卡：还没有记下关于对方的事，提示词里没有这一段。"
+    assert "人物卡（模型拿到的 memory.card）：" in out
+    assert "  - 称呼：小鱼" in out
+    assert f"{ECHO}/card" not in "\n".join(out)
+
+
+def test_mood_shows_the_three_numbers_and_the_words(chat: Chat) -> None:
+    out = chat("/mood\n", XIAOMAN).splitlines()
+    assert re.fullmatch(r"心情（按平台时钟）：生气 \d\.\d\d，难过 \d\.\d\d，信任 \d\.\d\d", out[1])
+    assert out[2] == "提示词里的心情："
+    assert "  你心情平稳。" in out[3:]
+
+
+def test_mood_without_a_character_says_so(chat: Chat) -> None:
+    assert chat("/mood\n").splitlines()[1:] == ["这只搭子没有 character:，没有心情。"]
+
+
+def test_memory_lists_the_facts_and_the_other_entries(chat: Chat) -> None:
+    out = chat("叫我小鱼\n/memory\n", XIAOMAN).splitlines()
+    at = next(n for n, line in enumerate(out) if line.startswith("记忆（这个对话在平台上的条目"))
+    fact = out.index("  称呼（nickname，已记下）：谁 对方，称呼 小鱼")
+    assert fact > at and out[fact + 1].startswith("    来自「叫我小鱼」（auto:nickname:")
+    assert any(line.startswith("  auto:state") for line in out[at:])
+
+
+def test_lore_lists_the_entries_the_last_prompt_got(chat: Chat) -> None:
+    out = chat("/lore\n你还欠我一杯奶茶\n/lore\n", XIAOMAN).splitlines()
+    assert out[1] == "背景设定：还没有哪一轮的提示词用过。"
+    at = out.index("背景设定（上一轮提示词里的）：")
+    assert any("school/奶茶" in line for line in out[at:])
+    assert any("school/同桌" in line for line in out[at:])
+
+
+def test_the_layer_commands_with_nothing_yet_or_no_section_say_so(chat: Chat) -> None:
+    out = chat("/card\n/lore\n/memory\n").splitlines()
+    assert out[1:3] == [
+        "人物卡：还没有记下关于对方的事，提示词里没有这一段。",
+        "这只搭子没有 lore:。",
+    ]
+    assert out[3] == "记忆：这个对话还没有条目。"
 
 
 @pytest.mark.parametrize(

@@ -3,9 +3,11 @@
 Everything goes through the real platform protocol on loopback: the buddy process's
 HTTP calls and gateway, the platform's storage and limits. Lines come from stdin, so a
 chat can be scripted (``printf '你好\\n' | buddy chat …``). A number answers a question
-card; ``y``/``n`` answers a data-access card; ``/help``, ``/tools``, ``/call`` and
-``/quit`` are the chat's own commands (:data:`COMMANDS`). The terminal's lines are
-Chinese, as the buddy's are: the chat is the end user's side of the conversation.
+card; ``y``/``n`` answers a data-access card; ``/help``, ``/tools``, ``/call``, ``/quit``
+and the companion layer's ``/card``, ``/mood``, ``/memory``, ``/lore``
+(:mod:`buddy.cli.chat_layer`) are the chat's own commands (:data:`COMMANDS`). The
+terminal's lines are Chinese, as the buddy's are: the chat is the end user's side of the
+conversation.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ import unicodedata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from buddy.cli.chat_layer import LAYER_COMMANDS
+
 if TYPE_CHECKING:
     from buddy.compile.blueprint import ToolSpec
 
@@ -30,9 +34,10 @@ COMMAND = re.compile(r"/([A-Za-z]+)(?:\s+(.*))?", re.S)
 # What /help prints, one line per input the chat understands.
 COMMANDS = (
     ("/help", "列出这些命令"),
-    ("/tools", "列出这只搭子的工具：名字、种类、运行时给用户看的标签"),
+    ("/tools", "列出这只搭子的工具：名字、种类、运行时给用户看的标签、参数"),
     ("/call 工具名 {json}", "让离线模型（--model offline）用这些参数调用工具；只打 /call 看用法"),
     ("/quit", "结束（输入结束时也一样）"),
+    *LAYER_COMMANDS,
     ("数字", "题卡开着时：选第几个选项"),
     ("y / n", "授权卡开着时：同意 / 拒绝（也认 yes、no、同意、拒绝）"),
 )
@@ -141,12 +146,28 @@ class _Terminal:
         for tool in tools:
             line = f"  {tool.name.ljust(name_width)}{str(tool.kind).ljust(kind_width)}{tool.label}"
             self.say(line.rstrip())
+            self.say(f"      参数：{_parameters(tool.parameters)}")
 
     def call_usage(self, tools: tuple[ToolSpec, ...], problem: str = "") -> None:
         if problem:
             self.say(f"{problem}，这一行没有发出去。")
         self.say("用法：/call 工具名 {json 参数}（参数可以不写，就是 {}）")
         self.say(f"工具：{'、'.join(t.name for t in tools) or '无'}（/tools 列出详情）")
+
+
+def _parameters(schema: Any) -> str:
+    """``name（type，必填）、…`` of a tool's JSON Schema, or ``无``."""
+    properties = schema.get("properties") or {}
+    required = set(schema.get("required") or ())
+    shown = []
+    for name, prop in properties.items():
+        kind = prop.get("type", "任意") if isinstance(prop, dict) else "任意"
+        if isinstance(kind, list):
+            kind = "|".join(map(str, kind))
+        if kind == "array" and isinstance(prop.get("items"), dict) and "type" in prop["items"]:
+            kind = f"{prop['items']['type']}[]"
+        shown.append(f"{name}（{kind}{'，必填' if name in required else ''}）")
+    return "、".join(shown) or "无"
 
 
 def _command(terminal: _Terminal, tools: tuple[ToolSpec, ...], found: re.Match[str]) -> str:
@@ -187,6 +208,7 @@ async def _run(
     out: TextIO,
 ) -> int:
     import buddy
+    from buddy.cli.chat_layer import show
     from buddy.errors import ManifestError, ModelConfigError
     from buddy.models.registry import resolve
     from buddy.testing.local import LocalPlatform, running_buddy
@@ -221,7 +243,7 @@ async def _run(
                 f"和 {blueprint.title} 聊天（模型 {blueprint.model.ref}；/help 看命令，/quit 结束）"
             )
             terminal.resume(await platform.transcript(cid), await platform.turns(cid))
-            async with running_buddy(platform, blueprint, model, tokens["dev_token"]):
+            async with running_buddy(platform, blueprint, model, tokens["dev_token"]) as server:
                 loop = asyncio.get_running_loop()
                 while True:
                     line = await loop.run_in_executor(None, lines.readline)
@@ -230,8 +252,12 @@ async def _run(
                     text = line.strip()
                     command = COMMAND.fullmatch(text)
                     if command is not None:
-                        if command.group(1).lower() == "quit":
+                        word = command.group(1).lower()
+                        if word == "quit":
                             break
+                        if f"/{word}" in dict(LAYER_COMMANDS):
+                            await show(word, terminal.say, platform, server, blueprint, cid)
+                            continue
                         text = _command(terminal, blueprint.tools, command)
                     if not text:
                         continue
