@@ -120,10 +120,6 @@ class TurnRunner:
             self._kinds = event_kinds()
         return self._kinds
 
-    def kind(self, event_type: str) -> EventKind | None:
-        """The capability's kind of an event type (``None`` for a user's message)."""
-        return None if event_type == "message" else self.kinds.get(event_type)
-
     def handles(self, event_type: str) -> bool:
         """Whether an event of this type becomes a turn (a message, or a registered kind)."""
         return event_type == "message" or event_type in self.kinds
