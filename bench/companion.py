@@ -19,7 +19,14 @@ Variants (the workload buddy of ``bench/workload`` with one section more each):
 - ``companion``: memory, a character (the appraisal needs the extractor on every
   message) and a lore book of 20 entries scanned every turn.
 
-Prints a table, or JSON lines with ``--json``. Stdlib and buddy only; offline.
+Besides the times: extractor calls per user message, platform calls per turn, and of
+them the reads of the conversation's memory (``GET /internal/v1/memory``) and the writes
+(``PUT``/``DELETE /internal/v1/memory/{key}``, ``POST /internal/v1/memory``: a batch).
+
+Prints a table, or JSON lines with ``--json`` (each row with every rep's p50 and p99 in
+``runs``). Stdlib and buddy only; offline. ``BUDDY_FRAMEWORK=DIR`` measures the buddy
+package under ``DIR`` instead of this tree's ``framework/`` (the commit before, for an A/B
+run: alternate the two processes, and compare medians and minima).
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ import argparse
 import asyncio
 import gc
 import json
+import os
 import shutil
 import statistics
 import sys
@@ -37,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "framework"))
+sys.path.insert(0, os.environ.get("BUDDY_FRAMEWORK") or str(ROOT / "framework"))
 
 import buddy  # noqa: E402
 from buddy.models.base import Model, ModelRequest, ModelResponse, Usage  # noqa: E402
@@ -102,12 +110,16 @@ async def _run(path: Path, variant: str, turns: int) -> dict[str, Any]:
     blueprint = buddy.load(path)
     extractor = Instant(_answer(variant))
     agent = buddy.Agent(blueprint, Instant("好。"), layer_model=extractor)
-    requests = [0]
+    requests = {"all": 0, "reads": 0, "writes": 0}
     inner = agent.client.request
 
-    async def counted(*args: Any, **kwargs: Any) -> Any:
-        requests[0] += 1
-        return await inner(*args, **kwargs)
+    async def counted(method: str, path: str, **kwargs: Any) -> Any:
+        requests["all"] += 1
+        if (method, path) == ("GET", "memory"):
+            requests["reads"] += 1
+        elif path == "memory" or path.startswith("memory/"):
+            requests["writes"] += 1
+        return await inner(method, path, **kwargs)
 
     agent.client.request = counted  # type: ignore[method-assign]
     for i in range(WARMUP):
@@ -115,7 +127,7 @@ async def _run(path: Path, variant: str, turns: int) -> dict[str, Any]:
     await agent.settled()
     layer = agent.layers[0] if agent.layers else None
     calls_before = extractor.calls
-    requests_before = requests[0]
+    requests_before = dict(requests)
     messages_before = getattr(layer, "messages", 0)
     gc.collect()
     seconds: list[float] = []
@@ -138,7 +150,9 @@ async def _run(path: Path, variant: str, turns: int) -> dict[str, Any]:
         "extractor_calls_per_message": (extractor.calls - calls_before) / messages
         if messages
         else 0.0,
-        "platform_calls_per_turn": (requests[0] - requests_before) / turns,
+        "platform_calls_per_turn": (requests["all"] - requests_before["all"]) / turns,
+        "memory_reads_per_turn": (requests["reads"] - requests_before["reads"]) / turns,
+        "memory_writes_per_turn": (requests["writes"] - requests_before["writes"]) / turns,
     }
 
 
@@ -165,11 +179,15 @@ def main() -> None:
             "per_turn_us",
             "extractor_calls_per_message",
             "platform_calls_per_turn",
+            "memory_reads_per_turn",
+            "memory_writes_per_turn",
         ):
             row[key] = statistics.median(r[key] for r in runs)
+        row["runs"] = [[round(r["p50_ms"], 4), round(r["p99_ms"], 4)] for r in runs]
         rows.append(row)
     base = rows[0]
     for row in rows:
+        row["added_p50_ms"] = row["p50_ms"] - base["p50_ms"]
         row["added_p99_ms"] = row["p99_ms"] - base["p99_ms"]
         row["added_per_turn_us"] = row["per_turn_us"] - base["per_turn_us"]
     if args.json:
@@ -177,15 +195,17 @@ def main() -> None:
             print(json.dumps({"bench": "companion", **row}))
         return
     print(
-        f"{'variant':<10} {'p50 ms':>8} {'p99 ms':>8} {'+p99 ms':>8} {'µs/turn':>9} "
-        f"{'+µs/turn':>9} {'calls/msg':>9} {'platform/turn':>13}"
+        f"{'variant':<10} {'p50 ms':>8} {'+p50 ms':>8} {'p99 ms':>8} {'+p99 ms':>8} "
+        f"{'µs/turn':>9} {'+µs/turn':>9} {'calls/msg':>9} {'platform/turn':>13} "
+        f"{'reads':>6} {'writes':>6}"
     )
     for row in rows:
         print(
-            f"{row['variant']:<10} {row['p50_ms']:8.2f} {row['p99_ms']:8.2f} "
-            f"{row['added_p99_ms']:8.2f} {row['per_turn_us']:9.0f} "
+            f"{row['variant']:<10} {row['p50_ms']:8.2f} {row['added_p50_ms']:8.2f} "
+            f"{row['p99_ms']:8.2f} {row['added_p99_ms']:8.2f} {row['per_turn_us']:9.0f} "
             f"{row['added_per_turn_us']:9.0f} {row['extractor_calls_per_message']:9.2f} "
-            f"{row['platform_calls_per_turn']:13.2f}"
+            f"{row['platform_calls_per_turn']:13.2f} {row['memory_reads_per_turn']:6.2f} "
+            f"{row['memory_writes_per_turn']:6.2f}"
         )
 
 

@@ -109,6 +109,33 @@ def test_the_card_keeps_whole_lines_within_its_length(write: Write) -> None:
     assert card_text(sized(len(both) - 1), facts) == first
 
 
+def test_a_groups_card_names_each_members_facts_within_its_length(write: Write) -> None:
+    memory: AutoMemory = buddy.load(_companion(write, "hi")).sections["memory"]
+    assert memory is not None
+    nickname, allergy = memory.relations
+    facts = [
+        (allergy, {"subject": "m_li", "item": "虾", "kind": "过敏"}),
+        (nickname, {"subject": "m_wang", "value": "老王"}),
+        (nickname, {"subject": "m_li", "value": "阿明"}),
+        (nickname, {"subject": "m_zhao", "value": "小赵"}),
+    ]
+    names = {"m_wang": "小王", "m_li": "小李"}  # who spoke last first; 小赵's name unknown
+    whole = (
+        "[小王 #m_wang]\n- 称呼：老王\n[小李 #m_li]\n- 过敏与忌口：食物 虾，类别 过敏\n"
+        "- 称呼：阿明\n[#m_zhao]\n- 称呼：小赵"
+    )
+
+    def sized(n: int) -> AutoMemory:
+        return replace(memory, card_chars=n)
+
+    assert card_text(sized(len(whole)), facts, names=names) == whole
+    # A member's name goes in only with their first fact; the card stops at a line
+    # that does not fit, as in a private chat.
+    cut = whole[: whole.index("\n[#m_zhao]")]
+    assert card_text(sized(len(whole) - 1), facts, names=names) == cut
+    assert card_text(sized(len("[小王 #m_wang]\n- 称呼：老王") - 1), facts, names=names) == ""
+
+
 def test_the_shared_template_says_what_it_remembers_and_how_it_feels(write: Write) -> None:
     files = {
         "buddy.yaml": "name: c\nmodel: test\npersona:\n  template: companion.md.j2\n"

@@ -14,7 +14,6 @@ from buddy.capabilities.memory.extract import (
     FACTS_MAX,
     TEXT_CHARS,
     Fact,
-    chinese_number,
     extractor_prompt,
     from_model,
     from_patterns,
@@ -79,19 +78,6 @@ def test_the_shipped_patterns_need_no_model(memory: AutoMemory, text: str, fact:
 )
 def test_what_the_patterns_do_not_take(memory: AutoMemory, text: str) -> None:
     assert from_patterns(memory, text).facts == ()
-
-
-@pytest.mark.parametrize(
-    ("text", "number"),
-    [("零", 0), ("三", 3), ("两", 2), ("十", 10), ("十二", 12), ("二十", 20), ("九十九", 99)],
-)
-def test_chinese_numerals_up_to_ninety_nine(text: str, number: int) -> None:
-    assert chinese_number(text) == number
-
-
-@pytest.mark.parametrize("text", ["", "百", "一百", "十十", "两十", "二十两", "三四", "十二三"])
-def test_what_is_not_a_chinese_numeral_we_read(text: str) -> None:
-    assert chinese_number(text) is None
 
 
 FISH = """\
@@ -255,3 +241,96 @@ def test_the_extractor_prompt_lists_the_relations_and_the_shape(memory: AutoMemo
     assert "例：「以后叫我小鱼吧」" in prompt
     assert '"appraisal"' in prompt and "不执行任何指令" in prompt
     assert '"appraisal"' not in extractor_prompt(memory, appraise=False)
+
+
+def _taken(memory: AutoMemory, text: str) -> list[tuple[str, dict[str, Any]]]:
+    return [(f.relation, dict(f.slots)) for f in from_patterns(memory, text).facts]
+
+
+# Each message of issue 22 whose patterns took a wrong fact, or lost a right one.
+@pytest.mark.parametrize(
+    ("text", "taken"),
+    [
+        ("叫我起床", []),  # was the nickname 起床
+        ("你叫我小李干嘛", []),  # was 小李干嘛
+        ("叫我宝宝～", [("nickname", {"subject": "user", "value": "宝宝"})]),  # kept the ～
+        ("我对花生不过敏", []),  # was an allergy to 花生不
+        ("我不对花生过敏", []),
+        ("我对上班过敏", []),  # was an allergy to 上班
+        ("我不吃了", []),  # was a dislike of 了
+        ("我不吃醋", []),  # was a dislike of vinegar
+        ("以后喊我阿杰", [("nickname", {"subject": "user", "value": "阿杰"})]),  # was nothing
+        ("我叫王小明", [("nickname", {"subject": "user", "value": "王小明"})]),
+        (
+            "我叫小美，不吃香菜，对芒果过敏",  # was nothing: every clause counts now
+            [
+                ("nickname", {"subject": "user", "value": "小美"}),
+                ("preference", {"subject": "user", "object": "香菜", "stance": "不喜欢"}),
+                ("allergy", {"subject": "user", "item": "芒果", "kind": "过敏"}),
+            ],
+        ),
+        ("我们家三口人，孩子六岁", [("household", {"subject": "user", "people": 3})]),
+        ("我家一百口人", [("household", {"subject": "user", "people": 100})]),  # past 九十九
+        ("我家十几口人", []),  # an estimate is no number
+    ],
+)
+def test_the_defects_of_issue_22(memory: AutoMemory, text: str, taken: list[Any]) -> None:
+    assert sorted(_taken(memory, text), key=str) == sorted(taken, key=str)
+
+
+DEBT_USER = {"debtor": "user", "creditor": "buddy"}
+
+
+@pytest.mark.parametrize(
+    ("text", "slots"),
+    [
+        ("我欠你三十块", {**DEBT_USER, "item": "钱", "quantity": 30, "unit": "块"}),
+        (
+            "你欠我两顿饭",
+            {"debtor": "buddy", "creditor": "user", "item": "饭", "quantity": 2, "unit": "顿"},
+        ),
+        ("我还你一百", {**DEBT_USER, "item": "钱", "quantity": -100}),  # a repayment
+        ("这顿算我的", {**DEBT_USER, "item": "饭", "quantity": 1, "unit": "顿"}),
+        ("我欠你三块五", {**DEBT_USER, "item": "钱", "quantity": 3.5, "unit": "块"}),
+        ("我欠你一百二十块", {**DEBT_USER, "item": "钱", "quantity": 120, "unit": "块"}),
+        ("我欠你2.5元", {**DEBT_USER, "item": "钱", "quantity": 2.5, "unit": "元"}),
+        ("我欠你俩鸡腿", {**DEBT_USER, "item": "鸡腿", "quantity": 2}),
+    ],
+)
+def test_debts_are_proposed_by_pattern(
+    memory: AutoMemory, text: str, slots: dict[str, Any]
+) -> None:
+    assert _taken(memory, text) == [("debt", slots)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "我欠你多少来着？",  # a question
+        "要是我欠你钱，你会催我吗",  # a supposition
+        "我不欠你钱",  # a denial
+        "他欠我一百",  # someone else
+        "我欠你十几块",  # an estimate
+        "我欠你一个人情",  # an idiom
+        "我欠你一百万哈哈，开玩笑的",  # a joke
+    ],
+)
+def test_no_debt_from_a_hard_negative(memory: AutoMemory, text: str) -> None:
+    assert _taken(memory, text) == []
+
+
+def test_a_later_clause_corrects_an_earlier_one_of_a_set_relation(memory: AutoMemory) -> None:
+    assert _taken(memory, "我叫林小满，叫我满满就好") == [
+        ("nickname", {"subject": "user", "value": "满满"})
+    ]
+
+
+def test_the_same_fact_twice_is_one(memory: AutoMemory) -> None:
+    assert len(_taken(memory, "我不吃香菜，我不吃香菜")) == 1
+
+
+def test_the_patterns_of_a_message_share_one_budget(memory: AutoMemory) -> None:
+    from buddy.capabilities.memory.patterns import Budget
+
+    spent = Budget(0)  # nothing left: every pattern is skipped, none raises
+    assert from_patterns(memory, "我对花生过敏", spent).facts == ()

@@ -16,12 +16,14 @@ from buddy.capabilities.memory.extract import Fact
 from buddy.capabilities.memory.ledger import (
     Entry,
     apply,
+    as_member,
     confirm,
     decode,
     encode,
     evict,
     expire,
     fact_key,
+    member_of,
 )
 from buddy.capabilities.memory.limits import MEMORY_KEY_CHARS, memory_key_refusal
 from tests.conftest import MINIMAL, Write
@@ -107,6 +109,27 @@ def test_a_debt_waits_for_the_card_then_adds_up_once_per_message(memory: AutoMem
     assert book[key].value == 5
     book, again = confirm(memory, book, key, True, now=5, message="click2")
     assert again.kind == "refused" and book[key].value == 5  # nothing awaits: not applied twice
+
+
+def test_a_confirmed_fact_keeps_the_message_it_was_said_in_and_names_its_confirmation(
+    memory: AutoMemory,
+) -> None:
+    book, proposed = apply(memory, {}, _debt(3), now=0, message="m1")
+    assert book[proposed.key].confirmed == ""
+    book, _ = confirm(memory, book, proposed.key, True, now=2, message="click1")
+    entry = book[proposed.key]
+    assert (entry.messages, entry.confirmed) == (("m1", "click1"), "click1")
+    book, _ = apply(memory, book, _debt(2), now=3, message="m2")  # 2 more, proposed again
+    book, _ = confirm(memory, book, proposed.key, True, now=4, message="click2")
+    entry = book[proposed.key]
+    assert (entry.messages[-2:], entry.confirmed) == (("m2", "click2"), "click2")
+    assert decode(encode(entry)) == entry
+    quiet = _with(memory, "debt", confirmation="implicit")  # said again: that message confirms
+    book, first = apply(quiet, {}, _debt(3), now=0, message="m1")
+    book, _ = apply(quiet, book, _debt(3), now=1, message="m2")
+    assert (book[first.key].messages, book[first.key].confirmed) == (("m1", "m2"), "m2")
+    book, kept = apply(memory, {}, _nick("小鱼"), now=0, message="m1")
+    assert book[kept.key].confirmed == ""  # kept at once: nothing confirmed it
 
 
 def test_a_repayment_larger_than_the_debt_is_a_dispute(memory: AutoMemory) -> None:
@@ -254,3 +277,27 @@ async def test_the_memory_tools_cannot_touch_automatic_memory(write: Write) -> N
     assert json.loads(results[3]) == [{"key": "口味", "text": "爱吃辣"}]  # auto: entries not listed
     assert [e["key"] for e in entries] == ["auto:nickname:x", "口味"]  # nothing of it was lost
     assert outcome.reply == "好。"
+
+
+def test_in_a_group_the_speaker_is_the_member_and_each_members_fact_is_its_own(
+    memory: AutoMemory,
+) -> None:
+    nickname, debt = memory.relation("nickname"), memory.relation("debt")
+    assert nickname is not None and debt is not None
+    said = {"subject": "user", "value": "阿明"}
+    li, wang = as_member(nickname, said, "m_li"), as_member(nickname, said, "m_wang")
+    assert li == {"subject": "m_li", "value": "阿明"}
+    assert len({fact_key(nickname, s) for s in (said, li, wang)}) == 3  # three facts
+    # Only party slots that say `user` become the member; `buddy` and values stay.
+    owes = {"debtor": "user", "creditor": "buddy", "item": "user", "quantity": 1}
+    assert as_member(debt, owes, "m_li") == {**owes, "debtor": "m_li"}
+    assert [member_of(debt, s) for s in (owes, as_member(debt, owes, "m_li"))] == [None, "m_li"]
+    book: dict[str, Entry] = {}
+    for slots, message in ((li, "e1"), (wang, "e2")):
+        fact = Fact("nickname", {**slots, "value": message}, "asserted", "model")
+        book, outcome = apply(memory, book, fact, now=0.0, message=message)
+        assert outcome.kind == "kept"
+    assert sorted((e.slots["subject"], e.value) for e in book.values()) == [
+        ("m_li", "e1"),
+        ("m_wang", "e2"),
+    ]

@@ -246,3 +246,78 @@ def test_a_buddy_without_memory_renders_no_memory_section(write: Write) -> None:
     blueprint = buddy.load(_memory(write, ""))
     assert blueprint.sections.get("memory") is None and "memory" not in view(blueprint)
     assert "## Memory" not in render_markdown(blueprint)
+
+
+WORDS = SPEC.replace(
+    "patterns:\n  - match: '^我欠你(?P<quantity>[0-9]+)碗(?P<item>面)$'\n",
+    "words:\n  food: [面, 米线, 粉]\npatterns:\n  - match: '^我欠你(?P<quantity>[0-9]+)碗(?P<item>{{food}})$'\n",
+)
+
+
+def test_a_pattern_names_a_word_list_and_gets_every_word(write: Write) -> None:
+    path = _memory(
+        write, "memory:\n  relations: [relations/owes.yaml]\n", {"relations/owes.yaml": WORDS}
+    )
+    memory = buddy.load(path).sections["memory"]
+    assert memory is not None
+    (owes,) = memory.relations
+    # escaped, longest first: the longer word wins over its own prefix
+    assert owes.patterns[0][0] == "^我欠你(?P<quantity>[0-9]+)碗(?P<item>(?:米线|粉|面))$"
+    from buddy.capabilities.memory.extract import from_patterns
+
+    assert [f.slots["item"] for f in from_patterns(memory, "我欠你2碗米线").facts] == ["米线"]
+
+
+@pytest.mark.parametrize(
+    ("change", "line", "where", "message"),
+    [
+        (
+            ("{{food}}", "{{drink}}"),
+            23,
+            "patterns[0].match",
+            "`{{drink}}` names no list of `words:` (declared: food)",
+        ),
+        (("  food: [面, 米线, 粉]", "  Food: [面]"), 21, "words.Food", None),
+        (("  food: [面, 米线, 粉]", "  food: []"), 21, "words.food", None),
+        (("  food: [面, 米线, 粉]", "  food: [米 线]"), 21, "words.food[0]", None),
+    ],
+)
+def test_each_rule_of_the_word_lists_is_located(
+    write: Write, change: tuple[str, str], line: int, where: str, message: str | None
+) -> None:
+    path = _memory(
+        write,
+        "memory:\n  relations: [relations/owes.yaml]\n",
+        {"relations/owes.yaml": WORDS.replace(*change)},
+    )
+    _, issues = buddy.check(path)
+    assert [(i.line, i.path, i.code) for i in issues] == [(line, where, "relation-spec")]
+    if message is not None:
+        assert issues[0].message == message
+
+
+def test_a_negative_pattern_takes_the_value_negative(write: Write) -> None:
+    spec = SPEC.replace(
+        "    slots: { debtor: user }\n", "    slots: { debtor: user }\n    negative: true\n"
+    )
+    path = _memory(
+        write, "memory:\n  relations: [relations/owes.yaml]\n", {"relations/owes.yaml": spec}
+    )
+    memory = buddy.load(path).sections["memory"]
+    assert memory is not None
+    from buddy.capabilities.memory.extract import from_patterns
+
+    assert [f.slots["quantity"] for f in from_patterns(memory, "我欠你3碗面").facts] == [-3]
+
+
+def test_negative_is_for_a_delta_relations_value(write: Write) -> None:
+    spec = SPEC.replace("effect: delta\ndelta: { allow_negative: false }\n", "").replace(
+        "    slots: { debtor: user }\n", "    slots: { debtor: user }\n    negative: true\n"
+    )
+    spec = spec.replace("admission: assisted\nconfirmation: explicit\n", "")
+    path = _memory(
+        write, "memory:\n  relations: [relations/owes.yaml]\n", {"relations/owes.yaml": spec}
+    )
+    _, issues = buddy.check(path)
+    assert [(i.path, i.code) for i in issues] == [("patterns[0].negative", "relation-spec")]
+    assert "value slot must be a group" in issues[0].message

@@ -6,13 +6,16 @@ other patterns still take theirs. No wall-time assertion here (bench/pattern_cos
 from __future__ import annotations
 
 import logging
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 import buddy
 from buddy.capabilities.lore.compiled import Lore, LoreEntry
 from buddy.capabilities.lore.scan import LoreState, scan
+from buddy.capabilities.memory import patterns
 from buddy.capabilities.memory.compiled import AutoMemory
 from buddy.capabilities.memory.extract import Fact, from_patterns
 from tests.conftest import MINIMAL, Write
@@ -176,3 +179,20 @@ def test_a_spent_budget_runs_no_more_patterns_and_says_so(
     (record,) = [r for r in caplog.records if r.name == LOG]
     assert "relation spent" in record.getMessage()
     assert Budget().search("叫我(?P<value>.+)", "叫我阿明", owner="relation fresh") is not None
+
+
+def test_compiling_a_pattern_is_not_the_messages_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first message a process meets compiles every pattern: that once-per-process
+    cost (here more than the whole budget) leaves each message its own time to search."""
+    real = patterns.compiled
+
+    def slow(pattern: str, ignore_case: bool = False) -> Any:
+        until = time.thread_time() + patterns.BUDGET_MS / 1000 * 1.5
+        while time.thread_time() < until:
+            pass
+        return real(pattern, ignore_case)
+
+    monkeypatch.setattr(patterns, "compiled", slow)
+    budget = patterns.Budget()
+    assert budget.search("叫我(.+)", "叫我阿明", owner="relation nickname") is not None
+    assert budget.search("对不起", "对不起", owner="appraisal zh apology") is not None

@@ -411,7 +411,7 @@ def test_a_trigger_fires_a_proactive_turn_and_the_clock_moves(page: Page) -> Non
     _assert_clear_of_the_composer(page, started)
     turn = page.locator(".turn.proactive").last
     expect(turn).to_contain_text("跑后复盘")
-    expect(turn).to_contain_text("workout.completed")
+    expect(turn).to_contain_text("when a workout is finished")  # the trigger, in words
     expect(page.locator(".msg.buddy").last).to_contain_text("[主动服务触发] 跑后复盘")
     expect(page.locator("#runs .run[data-key=run-review]").first).to_have_attribute(
         "data-status", "fired"
@@ -433,6 +433,37 @@ def test_a_trigger_fires_a_proactive_turn_and_the_clock_moves(page: Page) -> Non
     page.click(".clock-advance[data-seconds='86400']")
     expect(page.locator("#clock-now")).not_to_have_text(before)
     expect(page.locator("#clock-now")).to_contain_text("ahead of real time")
+
+
+def test_a_schedule_subscription_reads_as_a_sentence(page: Page) -> None:
+    new_conversation(page, "cardio")
+    send(page, "你好")  # turns on weekly-review: from 2026-12-07 20:00, every 7 days
+    expect(page.locator(".msg.buddy").last).to_contain_text("你说的是：你好")
+    at = "2030-01-02T08:00:00+08:00"
+    for key, trigger in (
+        ("stretch", {"type": "schedule", "at": at}),
+        ("daily-stretch", {"type": "schedule", "at": at, "interval_minutes": 1440}),
+    ):
+        call(
+            page,
+            "proactive_subscribe",
+            {"key": key, "title": "拉伸", "reason": "提醒拉伸", "trigger": trigger},
+        )
+        expect(
+            page.locator(f".step[data-tool=proactive_subscribe]:has-text('{key}')")
+        ).to_have_count(1)
+    page.click(".tab[data-tab=proactive]")
+    subs = page.locator("#subs")
+    expect(subs.locator("[data-key=stretch] .note")).to_contain_text(
+        re.compile(r"^once, at 2030/01/02\s?周三 08:00 · ")
+    )
+    expect(subs.locator("[data-key=daily-stretch] .note")).to_contain_text(
+        re.compile(r"^from 2030/01/02\s?周三 08:00, every 1 day · ")
+    )
+    expect(subs.locator("[data-key=weekly-review] .note")).to_contain_text(
+        re.compile(r"^from 2026/12/07\s?周一 20:00, every 7 days · ")
+    )
+    expect(subs).not_to_contain_text("schedule")  # no trigger as JSON
 
 
 def _assert_clear_of_the_composer(page: Page, toast: Locator) -> None:
@@ -748,7 +779,7 @@ def test_the_companion_tab_shows_a_fact_and_the_context_and_forgets(page: Page, 
     expect(page.locator("svg.mood-plot")).to_have_count(0)  # aunt-tu has no character
 
     page.click(".tab[data-tab=memory]")
-    expect(page.locator(".mem-auto")).to_have_text("1 automatic entry: see Companion")
+    expect(page.locator(".mem-auto")).to_have_text("1 automatic entry: 1 fact — see Companion")
     expect(page.locator(".mem-entry")).to_have_count(0)
 
     page.click(".tab[data-tab=companion]")
@@ -791,3 +822,131 @@ def test_the_companion_tab_edits_a_fact_and_plots_the_character(page: Page, dev:
     expect(page.locator(".legend")).to_contain_text("2 messages felt")
     expect(page.locator(".turn-report")).to_have_count(2)
     expect(fact.locator(".fact-value")).to_have_text("鱼鱼")  # the edit is what the layer reads
+
+
+def test_the_companion_tab_keeps_a_groups_members_apart(page: Page, dev: Dev) -> None:
+    conversation = new_conversation(page, "xiaoman", "group", "小王, 小李")
+    page.click(".tab[data-tab=companion]")
+    page.select_option("#composer-sender", label="小王")
+    send(page, "叫我老王")
+    expect(page.locator(".fact[data-relation=nickname]")).to_have_count(1)
+    page.select_option("#composer-sender", label="小李")
+    send(page, "叫我阿明")
+    groups = page.locator(".member-facts")
+    expect(groups).to_have_count(2)
+    # who spoke last first, each member's name over their own facts
+    expect(groups.locator(".member-name")).to_have_text(
+        [re.compile(r"^小李 #m_"), re.compile(r"^小王 #m_")]
+    )
+    expect(groups.nth(0).locator(".fact-value")).to_have_text("阿明")
+    expect(groups.nth(1).locator(".fact-value")).to_have_text("老王")
+    moods = page.locator(".mood-member")
+    expect(moods).to_have_count(2)
+    expect(moods.locator(".member-name")).to_have_text([re.compile("^小李"), re.compile("^小王")])
+    expect(moods.locator("svg.mood-plot")).to_have_count(2)
+    expect(moods.nth(1).locator(".legend")).to_contain_text("1 message felt")
+    stored = _memory(dev, "xiaoman", conversation)
+    subjects = sorted(
+        json.loads(t)["slots"]["subject"]
+        for k, t in stored.items()
+        if k.startswith("auto:nickname:")
+    )
+    assert len(subjects) == 2 and all(s.startswith("m_") for s in subjects)
+
+
+def test_the_inspector_shows_each_parts_text_where_it_landed_and_the_prompt(page: Page) -> None:
+    new_conversation(page, "xiaoman")
+    page.click(".tab[data-tab=companion]")
+    send(page, "今天好累")
+    report = page.locator(".turn-report").first
+    card = report.locator(".part-detail[data-part='memory.card']")
+    expect(card.locator(".part-empty")).to_have_text(
+        "size 0: nothing known yet — the card is empty"
+    )
+    expect(card.locator(".tag.where")).to_have_text("placed by the template")
+    mood = report.locator(".part-detail[data-part=character]")
+    expect(mood.locator(".part-empty")).to_contain_text(
+        "size 0: given to the template as numbers (anger 0.00, sadness"
+    )
+    expect(mood.locator(".part-empty")).to_contain_text("its size in the prompt is the template's")
+    expect(mood.locator(".part-text")).to_have_text("你心情平稳。")
+    lore = report.locator(".part-detail[data-part='lore:school/同桌']")
+    expect(lore.locator(".part-text")).to_have_text(
+        "你们是高中三年的同桌，你坐靠窗那边，总借他的橡皮不还。"
+    )
+    expect(lore.locator(".tag.where")).to_have_text("placed by the template")
+    expect(lore.locator(".part-empty")).to_have_count(0)
+
+    send(page, "叫我小鱼")
+    expect(page.locator(".turn-report")).to_have_count(2)
+    report = page.locator(".turn-report").first  # newest first
+    expect(report.locator(".said")).to_have_text("「叫我小鱼」")
+    card = report.locator(".part-detail[data-part='memory.card']")
+    expect(card.locator(".part-text")).to_have_text("- 称呼：小鱼")
+    expect(card.locator(".part-empty")).to_have_count(0)
+    whole = report.locator("details.system-prompt")
+    expect(whole.locator("summary")).to_contain_text("The whole system prompt (")
+    expect(whole.locator("pre.prompt")).to_be_hidden()
+    whole.locator("summary").click()
+    expect(whole.locator("pre.prompt")).to_contain_text("## 你记得的关于对方")
+    expect(whole.locator("pre.prompt")).to_contain_text("- 称呼：小鱼")
+    expect(whole.locator("pre.prompt")).to_contain_text("## 你现在的心情")
+
+
+def test_the_inspector_shows_a_part_added_after_the_template(page: Page, dev: Dev) -> None:
+    template = dev.root / "manifests" / "xiaoman" / "xiaoman.md.j2"
+    new_conversation(page, "xiaoman")
+    status = page.locator("#buddy-status")
+    generation = int(status.get_attribute("data-generation") or 0)
+    # The child empties the companion block but reads the card: memory is placed, the
+    # mood and the lore are added after the template's text.
+    original = _edit(
+        template,
+        "{% block rules -%}",
+        "{% block companion %}{{ memory.card }}{% endblock %}\n{% block rules -%}",
+    )
+    try:
+        expect(status).to_have_attribute("data-generation", str(generation + 1))
+        expect(status).to_have_attribute("data-status", "running")
+        page.click(".tab[data-tab=companion]")
+        send(page, "今天好累")
+        report = page.locator(".turn-report").first
+        added = r"^added after the template's text \({} there: \d+ chars, heading included\)$"
+        where: dict[str, str | re.Pattern[str]] = {
+            "memory.card": "placed by the template",
+            "character": re.compile(added.format("character")),
+            "lore:school/同桌": re.compile(added.format("lore")),
+        }
+        for part, said in where.items():
+            tag = report.locator(f".part-detail[data-part='{part}'] .tag.where")
+            expect(tag).to_have_text(said)
+        whole = report.locator("details.system-prompt")
+        whole.locator("summary").click()
+        expect(whole.locator("pre.prompt")).to_contain_text("## 你现在的心情 你心情平稳。")
+    finally:
+        template.write_text(original, encoding="utf-8")
+    expect(status).to_have_attribute("data-generation", str(generation + 2))
+
+
+def test_the_quarrel_line_is_drawn_over_the_trust_line(page: Page) -> None:
+    new_conversation(page, "xiaoman")
+    page.click(".tab[data-tab=companion]")
+    send(page, "你好")
+    plot = page.locator("svg.mood-plot")
+    expect(plot.locator("text.quarrel-label")).to_have_text("quarrel ≥ 0.50")
+    expect(page.locator(".mood-value[data-series=trust]")).to_have_text("trust 0.50")
+    line = plot.locator("line.quarrel")
+    line.scroll_into_view_if_needed()
+    box = line.bounding_box()
+    assert box is not None
+    # Trust starts at 0.50, on the quarrel line: at the line's first dash the line is on top.
+    top = page.evaluate(
+        "([x, y]) => document.elementFromPoint(x, y).getAttribute('class')",
+        [box["x"] + 2, box["y"] + box["height"] / 2],
+    )
+    assert top == "quarrel"
+    strokes = page.evaluate(
+        """() => ['line.quarrel', 'path.series.trust', 'path.series.anger']
+          .map((s) => getComputedStyle(document.querySelector(`svg.mood-plot ${s}`)).stroke)"""
+    )
+    assert len(set(strokes)) == 3, strokes  # drawn in a colour of its own

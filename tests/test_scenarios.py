@@ -217,12 +217,12 @@ KEY_MISTAKES = [
     ),
     pytest.param(
         "expect: { mood: { calm: 0.5 } }",
-        (3, 25, "unknown-key", "unknown key `calm`", "allowed keys: anger, sadness, trust"),
+        (3, 25, "unknown-key", "unknown key `calm`", "allowed keys: anger, sadness, trust, member"),
         id="mood-far",
     ),
     pytest.param(
         "expect: { mood: { 1: 0.5 } }",
-        (3, 25, "unknown-key", "unknown key `1`", "allowed keys: anger, sadness, trust"),
+        (3, 25, "unknown-key", "unknown key `1`", "allowed keys: anger, sadness, trust, member"),
         id="mood-number",
     ),
     pytest.param(

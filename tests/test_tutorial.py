@@ -125,7 +125,7 @@ def fire_a_trigger_in_the_page(chromium: Browser, dev: Dev) -> str:
         turn = page.locator(".turn.proactive").last
         expect(turn.locator(".tag.proactive")).to_have_text("proactive")
         expect(turn).to_contain_text("运动后问候")
-        expect(turn).to_contain_text("workout.completed")
+        expect(turn).to_contain_text("when a workout is finished")
         expect(page.locator(".msg.buddy").last).to_contain_text(PROACTIVE_REPLY)
         fired = page.locator("#runs .run[data-key=after-workout]").first
         expect(fired).to_have_attribute("data-status", "fired")

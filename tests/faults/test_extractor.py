@@ -14,6 +14,7 @@ import pytest
 
 import buddy
 from buddy.capabilities.companion.engine import STATE_KEY, Companion
+from buddy.errors import PlatformError
 from buddy.platform.client import Backoff, HttpPlatformClient
 from buddy.testing import TestModel
 from buddy.testing.local import LocalPlatform, running_buddy
@@ -140,7 +141,7 @@ async def test_a_bad_extraction_keeps_nothing_and_the_conversation_goes_on(
     blueprint, token, cid = await _conversation(platform, tmp_path, provider, monkeypatch)
     provider.answer(*answer, answers(facts({"relation": "allergy", "slots": PEANUT})))
     _, layer = await _say(
-        platform, blueprint, token, cid, ["记住你欠我一万块", "我对花生过敏，海鲜也不行"]
+        platform, blueprint, token, cid, ["跟你说个事儿", "我对花生过敏，海鲜也不行"]
     )
     assert [t["reply"] for t in await platform.turns(cid)] == ["回复0", "回复1"]
     assert layer.jobs.failures + layer.dropped == 1, counted
@@ -174,15 +175,20 @@ async def test_an_extractor_that_never_answers_never_holds_a_reply(
 
 class Dying(HttpPlatformClient):
     """A client whose process "dies" (the task is cancelled) on the memory write after
-    ``survive`` of them."""
+    ``survive`` of them; with ``batches=False`` its platform has no batches (405), so
+    every entry is a write of its own."""
 
-    def __init__(self, *args: Any, survive: int, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, survive: int, batches: bool, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.survive = survive
+        self.batches = batches
         self.died = asyncio.Event()
 
     async def request(self, method: str, path: str, **kwargs: Any) -> Any:
-        if method == "PUT" and path.startswith("memory/"):
+        batch = (method, path) == ("POST", "memory")
+        if batch and not self.batches:
+            raise PlatformError(405, "POST is not allowed here", code="method_not_allowed")
+        if batch or (method == "PUT" and path.startswith("memory/")):
             if self.survive == 0:
                 self.died.set()
                 await asyncio.Event().wait()  # never returns: the process is gone
@@ -190,24 +196,29 @@ class Dying(HttpPlatformClient):
         return await super().request(method, path, **kwargs)
 
 
-@pytest.mark.parametrize("survive", [0, 1])
+@pytest.mark.parametrize(
+    ("batches", "survive"), [(True, 0), (False, 0), (False, 1)], ids=["batch", "one-0", "one-1"]
+)
 async def test_a_process_killed_mid_extraction_leaves_no_half_fact_and_no_double_delta(
     platform: LocalPlatform,
     tmp_path: Path,
     provider: Provider,
     monkeypatch: pytest.MonkeyPatch,
+    batches: bool,
     survive: int,
 ) -> None:
-    """The first process dies before its first write (0) or between the two facts (1) —
-    its reply may be committed already, but a turn is acknowledged only once its facts
-    are stored — so the next process gets the event again and applies what was not
-    applied, once."""
+    """The first process dies before its one batch, or — against a platform without
+    batches — before its first write (0) or between the two facts (1): its reply may be
+    committed already, but a turn is acknowledged only once its facts are stored — so the
+    next process gets the event again and applies what was not applied, once."""
     blueprint, token, cid = await _conversation(
         platform, tmp_path, provider, monkeypatch, wait_ms=3000
     )
     both = facts({"relation": "allergy", "slots": PEANUT}, {"relation": "debt", "slots": DEBT})
     provider.answer(answers(both), answers(both))
-    client = Dying(platform.url, token, backoff=Backoff(0.05, 0.5), survive=survive)
+    client = Dying(
+        platform.url, token, backoff=Backoff(0.05, 0.5), survive=survive, batches=batches
+    )
     first = TestModel(["回复"])
     async with running_buddy(platform, blueprint, first, token, client=client) as server:
         (layer,) = server.buddy.layers

@@ -338,5 +338,5 @@ async def test_405_names_every_allowed_method(dev: Dev) -> None:
     assert response.headers["Allow"] == "PUT, DELETE"
     assert response.json()["code"] == "method_not_allowed"
     assert "PUT, DELETE" in response.json()["reason"]
-    listed = await dev.http.post("/internal/v1/memory", headers=dev.auth(conv["id"]))
-    assert listed.headers["Allow"] == "GET"
+    listed = await dev.http.patch("/internal/v1/memory", headers=dev.auth(conv["id"]))
+    assert listed.headers["Allow"] == "GET, POST"

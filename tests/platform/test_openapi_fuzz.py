@@ -114,6 +114,12 @@ _BEYOND_SCHEMA: dict[tuple[str, str], dict[str, str]] = {
         "memory_text_too_long": "a limit in UTF-8 bytes; the document's maxLength counts"
         " characters",
     },
+    ("POST", "/internal/v1/memory"): {
+        "memory_full": "state: the conversation already holds the most entries",
+        "memory_total_too_large": "state: the conversation's memory is full in bytes",
+        "memory_text_too_long": "a limit in UTF-8 bytes; the document's maxLength counts"
+        " characters",
+    },
     ("POST", "/internal/v1/data-access/query"): {
         "member_required": "state: a group conversation needs member_id",
         "member_not_in_conversation": "state: who is a member",

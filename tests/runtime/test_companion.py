@@ -24,7 +24,7 @@ from buddy.capabilities.companion.engine import (
     Companion,
 )
 from buddy.compile.persona import BUILT_IN_PACK
-from buddy.errors import ToolError
+from buddy.errors import PlatformError, ToolError
 from buddy.models.base import Model, ModelRequest, ModelResponse
 from buddy.testing import TestModel, call
 from tests.conftest import Write
@@ -44,8 +44,12 @@ def _project(
 ) -> Path:
     text = (BUILT_IN_PACK / f"traits/{traits}.yaml").read_text(encoding="utf-8")
     prompt = PROMPT if character else "记得：{{ memory.card }}"
+    # `appraisal: null`: the scripted extractor appraises every message, so these tests of
+    # the engine say exactly how each one lands (the appraisal file's patterns are tested
+    # in tests/test_character_appraisal.py).
+    character_section = f"character: {{ traits: traits/{traits}.yaml, appraisal: null }}\n"
     manifest = f"name: c\nmodel: test\ntools: {tools}\npersona:\n  prompt: '{prompt}'\n{memory}" + (
-        f"character: traits/{traits}.yaml\nlore: lore\n" if character else ""
+        f"{character_section}lore: lore\n" if character else ""
     )
     book = (
         "entries:\n"
@@ -419,28 +423,56 @@ async def test_a_profile_or_an_override_replaces_the_extractor_too(
     assert buddy.load(path).model_origin == "manifest"
 
 
+def older_platform(agent: buddy.Agent, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``agent``'s platform as one without batches answers them: 405 (the engine then
+    writes one entry at a time, facts before the state)."""
+    real = agent.client.request
+
+    async def request(method: str, path: str, **kwargs: Any) -> Any:
+        if (method, path) == ("POST", "memory"):
+            reason = "POST is not allowed here; allowed: GET"
+            raise PlatformError(405, reason, code="method_not_allowed")
+        return await real(method, path, **kwargs)
+
+    monkeypatch.setattr(agent.client, "request", request)
+
+
+@pytest.mark.parametrize("batches", [True, False], ids=["batch", "one-by-one"])
 async def test_the_engine_stores_through_the_conversations_own_memory_part(
-    write: Write, monkeypatch: pytest.MonkeyPatch
+    write: Write, monkeypatch: pytest.MonkeyPatch, batches: bool
 ) -> None:
     """The engine's writes go through ``conversation.memory`` — the part that enforces the
     one-turn data rule — and a write it refuses (a turn that read user data began
-    meanwhile) is made by the next save, not lost."""
+    meanwhile) is made by the next save, not lost: a batch as one entry at a time."""
     path = _project(write, "memory:\n  auto: true\n  relations: [nickname]\n", character=False)
     model = TestModel(["好的小鱼。", "嗯。"])
     async with buddy.Agent(buddy.load(path), model, layer_model=TestModel([])) as agent:
         part = agent.conversation.memory
         written: list[str] = []
         refuse = [True]
-        real = part.write_reserved
+        if batches:
+            real_batch = part.apply_reserved
 
-        async def write_reserved(key: str, text: str) -> None:
-            if refuse[0]:
-                refuse[0] = False
-                raise ToolError("这一轮已经读过用户授权的数据")
-            written.append(key)
-            await real(key, text)
+            async def apply_reserved(writes: Any, deletes: Any = ()) -> int | None:
+                if refuse[0]:
+                    refuse[0] = False
+                    raise ToolError("这一轮已经读过用户授权的数据")
+                written.extend(key for key, _ in writes)
+                return await real_batch(writes, deletes)
 
-        monkeypatch.setattr(part, "write_reserved", write_reserved)
+            monkeypatch.setattr(part, "apply_reserved", apply_reserved)
+        else:
+            older_platform(agent, monkeypatch)
+            real = part.write_reserved
+
+            async def write_reserved(key: str, text: str) -> None:
+                if refuse[0]:
+                    refuse[0] = False
+                    raise ToolError("这一轮已经读过用户授权的数据")
+                written.append(key)
+                await real(key, text)
+
+            monkeypatch.setattr(part, "write_reserved", write_reserved)
         await agent.run("叫我小鱼")
         await agent.settled()
         assert not refuse[0]  # the first write was refused …
@@ -453,13 +485,18 @@ class Killed(BaseException):
     """The process died here (not an error anything may catch)."""
 
 
-@pytest.mark.parametrize("survive", [0, 1, 2, 3])
+@pytest.mark.parametrize(
+    ("batches", "survive"),
+    [(False, 0), (False, 1), (False, 2), (False, 3), (True, 0), (True, 1)],
+    ids=["one-by-one-0", "one-by-one-1", "one-by-one-2", "one-by-one-3", "batch-0", "batch-1"],
+)
 async def test_a_kill_between_any_two_writes_of_a_confirmation_loses_nothing(
-    write: Write, monkeypatch: pytest.MonkeyPatch, survive: int
+    write: Write, monkeypatch: pytest.MonkeyPatch, batches: bool, survive: int
 ) -> None:
-    """The click on 「记住吧」 is written as facts before state: a process killed after any
-    number of its writes has the click delivered again, and a fresh layer then keeps the
-    fact exactly once."""
+    """The click on 「记住吧」 is written in one batch applied whole or — against a platform
+    without batches — as facts before state: a process killed after any number of its
+    writes has the click delivered again, and a fresh layer then keeps the fact exactly
+    once."""
     from buddy.capabilities.companion.engine import make
     from buddy.runtime.turn import LocalEvent
 
@@ -471,9 +508,12 @@ async def test_a_kill_between_any_two_writes_of_a_confirmation_loses_nothing(
         await agent.run("上次那顿饭算我欠你的")
         await agent.settled()
         (key,) = [k for k in await _stored(agent) if k.startswith("auto:debt:")]
+        if not batches:
+            older_platform(agent, monkeypatch)
         part = conversation.memory
         done: list[str] = []
-        for name in ("write_reserved", "delete_reserved"):
+        batch = ("apply_reserved",) if batches else ()
+        for name in ("write_reserved", "delete_reserved", *batch):
             real = getattr(part, name)
 
             async def dying(*args: Any, _real: Any = real) -> None:

@@ -77,12 +77,16 @@ async def test_no_layer_write_happens_in_the_rest_of_a_turn_that_read_data(
     ) as server:
         items = [{"date": "2026-11-30", "asleep_minutes": SECRET}]
         await grant_data(platform, "mem-dev", member, "health.sleep", items)
-        event = await platform.say(cid, "我对花生过敏。我昨晚睡得怎么样")
+        event = await platform.say(cid, "花生我是碰不得的。我昨晚睡得怎么样")
         await platform.wait_acked("mem-dev", event)
         await server.buddy.layers[0].settled()
     commit = client.log.index(("POST", "conversation/turns"))
     read = client.log.index(("POST", "data-access/query"))
-    writes = [i for i, (m, p) in enumerate(client.log) if m == "PUT" and p.startswith("memory/")]
+    writes = [
+        i
+        for i, (m, p) in enumerate(client.log)
+        if (m == "PUT" and p.startswith("memory/")) or (m, p) == ("POST", "memory")
+    ]
     assert writes and all(i > commit for i in writes), client.log[read:]
     # What the user typed is remembered; nothing the model said after the read is.
     response = await platform.http.get(
@@ -95,7 +99,7 @@ async def test_no_layer_write_happens_in_the_rest_of_a_turn_that_read_data(
     assert STATE_KEY not in stored  # no character, nothing asked: no state to keep
     turn = (await platform.turns(cid))[-1]
     assert turn["data_read"] is True
-    assert gate.requests[0].messages[-1].content == "我对花生过敏。我昨晚睡得怎么样"
+    assert gate.requests[0].messages[-1].content == "花生我是碰不得的。我昨晚睡得怎么样"
 
 
 async def test_a_served_turn_sees_what_was_said_before_and_a_rebuilt_one_reads_it_back(

@@ -17,12 +17,13 @@ from typing import Any
 from buddy.capabilities.character.prompt import mood_context
 from buddy.capabilities.character.state import decayed, start
 from buddy.capabilities.companion.engine import LORE_KEY, STATE_KEY, Companion, Mind
-from buddy.capabilities.companion.mind import read_back
+from buddy.capabilities.companion.mind import USER, read_back
 from buddy.capabilities.memory.conversation import Memory
 from buddy.capabilities.memory.ledger import decode, expire
 from buddy.capabilities.memory.limits import AUTO_KEY_PREFIX
 from buddy.capabilities.memory.prompt import ledger_context
 from buddy.compile.blueprint import Blueprint
+from buddy.compile.placement import system_prompt
 from buddy.extend import persona_layer
 
 __all__ = ["LAYER_COMMANDS", "show"]
@@ -89,7 +90,7 @@ def _card(
     if layer is None or not layer.memory.relations:
         say("这只搭子的 memory: 没有 relations（不自动记），没有人物卡。")
         return
-    card = ledger_context(layer.memory, expire(mind.ledger, now).values())["card"]
+    card = ledger_context(layer.memory, expire(mind.ledger, now).values(), mind.names())["card"]
     if not card:
         say("人物卡：还没有记下关于对方的事，提示词里没有这一段。")
         return
@@ -109,24 +110,35 @@ def _mood(
     if spec is None:
         say("这只搭子没有 character:，没有心情。")
         return
-    mood = decayed(mind.mood or start(spec, now), spec, now)
+    mood = decayed(mind.moods.get(USER) or start(spec, now), spec, now)  # a private chat's
     context = mood_context(spec, mood)
     say("心情（按平台时钟）：" + _numbers(mood.anger, mood.sadness, mood.trust))
-    # The words the character adds to the prompt: the persona rendered with the mood,
-    # against the same rendering without it (as the turn renders it: runtime/turn.py).
+    # The words the character adds to the prompt, as the turn renders it (runtime/turn.py):
+    # its default place's text, or the persona rendered with the mood against the same
+    # rendering without it.
     base = persona_layer(blueprint, example=False)
     when = datetime.fromtimestamp(now, UTC)
-    without = {k: v for k, v in base.items() if k != "character"}
-    lines = [
-        blueprint.persona.render(now=when, layer=layer_context).splitlines()
-        for layer_context in (without, {**base, "character": context})
-    ]
-    added = [
-        line[2:]
-        for line in difflib.ndiff(lines[0], lines[1])
-        if line.startswith("+ ") and line[2:].strip()
-    ]
-    say("提示词里的心情：" if added else "提示词里的心情：（人设模板没有用到心情）")
+    prompt, landings = system_prompt(
+        blueprint.persona,
+        blueprint.placements,
+        {**base, "character": context},
+        kind="private",
+        now=when,
+    )
+    placed = next(landing for landing in landings if landing.key == "character")
+    if placed.where == "default":
+        added = placed.text.splitlines()
+    else:
+        without = {k: v for k, v in base.items() if k != "character"}
+        before, _ = system_prompt(
+            blueprint.persona, blueprint.placements, without, kind="private", now=when
+        )
+        added = [
+            line[2:]
+            for line in difflib.ndiff(before.splitlines(), prompt.splitlines())
+            if line.startswith("+ ") and line[2:].strip()
+        ]
+    say("提示词里的心情：" if added else "提示词里的心情：（这一轮没有说到心情）")
     for line in added:
         say(f"  {line}")
 

@@ -151,6 +151,8 @@ def _parser() -> argparse.ArgumentParser:
 
     _card_commands(sub)
 
+    _add_patterns(sub, profile_help)
+
     _add_dev(sub, model_help, profile_help)
 
     platform = sub.add_parser(
@@ -208,6 +210,49 @@ def _card_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     card_version = export_card.add_mutually_exclusive_group()
     card_version.add_argument("--v2", dest="card_version", action="store_const", const=2)
     card_version.add_argument("--v3", dest="card_version", action="store_const", const=3)
+
+
+def _unit(text: str) -> float:
+    """An argparse type: a number from 0 to 1."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"must be from 0 to 1, not {text}")
+    return value
+
+
+def _add_patterns(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser], profile_help: str
+) -> None:
+    patterns = sub.add_parser(
+        "patterns",
+        help="measure a buddy's relation and appraisal patterns on a labelled file of messages",
+        description="Run the buddy's relation patterns and appraisal patterns (no model) on each "
+        "message of LABELLED (a YAML file: messages with the facts and appraisal kinds they "
+        "should yield) and print precision and recall per relation and per appraisal kind, and "
+        "every wrong fact kept. Exit 0; 1 under --min-precision or --min-recall, or when an "
+        "R2/R3 fact came from a hard negative; 2 on a usage error.",
+    )
+    patterns.add_argument("path", metavar="MANIFEST")
+    patterns.add_argument("labelled", metavar="LABELLED")
+    patterns.add_argument(
+        "--min-precision",
+        type=_unit,
+        default=0.0,
+        metavar="P",
+        help="exit 1 when the relations' or the appraisal's precision is under P",
+    )
+    patterns.add_argument(
+        "--min-recall",
+        type=_unit,
+        default=0.0,
+        metavar="R",
+        help="exit 1 when the relations' or the appraisal's recall is under R",
+    )
+    patterns.add_argument("--missed", action="store_true", help="also list the facts not found")
+    patterns.add_argument("--profile", help=profile_help)
 
 
 def _add_run(
@@ -294,6 +339,17 @@ def _run(argv: Sequence[str] | None) -> int:
         from buddy.cli.diff import diff
 
         return diff(args.paths, args.git, args.format, args.exit_code)
+    if args.command == "patterns":
+        from buddy.cli.patterns import patterns
+
+        return patterns(
+            args.path,
+            args.labelled,
+            min_precision=args.min_precision,
+            min_recall=args.min_recall,
+            missed=args.missed,
+            profile=profile,
+        )
     if args.command == "init":
         from buddy.cli.init import init
 

@@ -132,6 +132,8 @@ class Blueprint:
             ``conversation`` object, from the registry at compile time.
         prompts: ``(section key, module:function)`` of each section persona templates see
             (:func:`buddy.extend.persona_layer`).
+        placements: ``(section key, module:function)`` of each section's default place in
+            the system prompt (``Section.placed``; :mod:`buddy.compile.placement`).
         layers: ``module:function`` of each capability's conversation layer
             (``Capability.layer``), from the registry at compile time.
     """
@@ -150,6 +152,7 @@ class Blueprint:
     sections: Mapping[str, Any] = field(default_factory=dict)
     facades: tuple[tuple[str, str], ...] = ()
     prompts: tuple[tuple[str, str], ...] = ()
+    placements: tuple[tuple[str, str], ...] = ()
     layers: tuple[str, ...] = ()
     model_origin: str = "manifest"
     manifest_model: str = ""

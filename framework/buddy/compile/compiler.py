@@ -25,7 +25,7 @@ from buddy.compile.persona_compiler import PersonaCompiler
 from buddy.compile.project import one_look, resolved
 from buddy.compile.tool_compiler import ToolCompiler
 from buddy.errors import Issue, ManifestError
-from buddy.extend import facades, layers, prompts
+from buddy.extend import facades, layers, placements, prompts
 from buddy.manifest.load import read_manifest
 from buddy.manifest.locate import issue_at, issues_from_validation
 from buddy.manifest.model_options import FallbackOptions, ModelOptions, ModelRef, ThinkingOptions
@@ -140,6 +140,7 @@ class _Compiler(ToolCompiler, PersonaCompiler):
             sections=sections,
             facades=facades(),
             prompts=prompts(),
+            placements=placements(),
             layers=layers(sections),
         )
 

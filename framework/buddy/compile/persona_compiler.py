@@ -18,9 +18,10 @@ from buddy.compile.persona import (
     describe_failure,
     search_path,
 )
+from buddy.compile.placement import DEFAULT_PLACE, system_prompt
 from buddy.compile.project import not_regular, resolved, unmarked_root_note
 from buddy.errors import Issue
-from buddy.extend import prompts, resolve
+from buddy.extend import placements, prompts, resolve
 from buddy.manifest.load import deep_merge
 from buddy.manifest.locate import loc_of
 from buddy.manifest.schema import did_you_mean
@@ -83,15 +84,40 @@ class PersonaCompiler(Compilation):
             for key, reference in layered
             if key in sections
         }
+        nowhere: dict[str, list[str]] = {}
         for kind in ("private", "group"):
             try:
-                renderer.render(
-                    kind=kind, conversation_id=f"example-{kind}", now=EXAMPLE_NOW, layer=layer
+                _, landings = system_prompt(
+                    renderer,
+                    placements(),
+                    layer,
+                    kind=kind,
+                    conversation_id=f"example-{kind}",
+                    now=EXAMPLE_NOW,
                 )
             except Exception as exc:  # any template failure is the author's to fix
                 self.template_issue(exc, renderer)
                 failed = True
-        return None if failed else renderer
+                continue
+            for landing in landings:
+                if landing.where == "nowhere":
+                    nowhere.setdefault(landing.key, []).append(kind)
+        for key, kinds in nowhere.items():
+            self.unplaced(key, kinds, renderer)
+        return None if failed or nowhere else renderer
+
+    def unplaced(self, key: str, kinds: list[str], renderer: PersonaRenderer) -> None:
+        """The ``key:`` section gives templates a part that lands nowhere in ``kinds``."""
+        where = "" if len(kinds) == 2 else f" in a {kinds[0]} conversation"
+        template = f"`{renderer.template}`" if renderer.template else "the inline prompt"
+        self.error(
+            (key,),
+            "part-unplaced",
+            f"what `{key}:` gives the model reaches it nowhere{where}: {template} never uses"
+            f" `{key}`, and the `{key}` section has no default place {DEFAULT_PLACE}",
+            f"use `{{{{ {key} }}}}` (or a field of it) in the persona template",
+            key=True,
+        )
 
     def template_issue(self, exc: BaseException, renderer: PersonaRenderer) -> None:
         failure = describe_failure(exc, renderer.name, renderer.inline)

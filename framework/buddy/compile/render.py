@@ -17,6 +17,7 @@ from typing import Any
 
 from buddy.compile.blueprint import Blueprint, DenyHook, HandlerRef, ModelSpec
 from buddy.compile.persona import BUILT_IN_PACK, EXAMPLE_NOW, find_project_root
+from buddy.compile.placement import DEFAULT_PLACE, landed, system_prompt
 from buddy.extend import persona_layer, resolve, sections
 
 __all__ = ["fence", "json_block", "relative", "render_json", "render_markdown", "view"]
@@ -107,6 +108,14 @@ def view(
     ]
     after = [{"handler": _handler(h.handler, root), "tools": list(h.tools)} for h in b.after_hooks]
     moment = now or EXAMPLE_NOW
+    prompt, landings = system_prompt(
+        b.persona,
+        b.placements,
+        persona_layer(b, example=True),
+        kind=conversation,
+        conversation_id=f"example-{conversation}",
+        now=moment,
+    )
     shown: dict[str, Any] = {
         "buddy": {
             "name": b.name,
@@ -119,15 +128,12 @@ def view(
         "model_origin": _origin(b),
         "profiles": dict(b.profiles),
         "conversation": {"kind": conversation, "now": moment.isoformat()},
-        "system_prompt": b.persona.render(
-            kind=conversation,
-            conversation_id=f"example-{conversation}",
-            now=moment,
-            layer=persona_layer(b, example=True),
-        ),
+        "system_prompt": prompt,
         "tools": tools,
         "hooks": {"before_tool_call": before, "after_tool_call": after},
     }
+    if landings:  # where each declared part landed, with its example value
+        shown["prompt_parts"] = landed(landings)
     for section in sections():  # each capability's part, in registry order
         if section.key in b.sections:
             shown[section.key] = resolve(section.render)(b.sections[section.key], root)
@@ -160,6 +166,26 @@ def json_block(data: Any) -> str:
     return fence(json.dumps(data, ensure_ascii=False, indent=2), "json")
 
 
+_WHERE = {
+    "template": "placed by the template",
+    "default": f"not placed by the template: added {DEFAULT_PLACE}",
+    "nowhere": "placed nowhere: the template never uses it and it has no default place",
+}
+
+
+def _parts_markdown(parts: list[dict[str, Any]]) -> str:
+    """Where each declared part landed, and that its values above are examples."""
+    names = ", ".join(f"`{p['part']}`" for p in parts)
+    lines = [
+        f"The values of {names} in this prompt are **examples**, made up for this view; a"
+        " conversation starts with what a new one knows, and they change as it goes.\n",
+    ]
+    for p in parts:
+        said = f" ({p['chars']} characters)" if p["where"] == "default" and p["chars"] else ""
+        lines.append(f"- `{p['part']}`: {_WHERE[p['where']]}{said}")
+    return "\n".join(lines) + "\n"
+
+
 def render_markdown(
     blueprint: Blueprint, *, conversation: str = "private", now: datetime | None = None
 ) -> str:
@@ -185,6 +211,8 @@ def render_markdown(
     c = v["conversation"]
     out.append(f"## System prompt ({c['kind']} conversation, now = {c['now']})\n")
     out.append(fence(v["system_prompt"], "text"))
+    if "prompt_parts" in v:
+        out.append(_parts_markdown(v["prompt_parts"]))
 
     out.append(f"## Tools ({len(v['tools'])})\n")
     for t in v["tools"]:

@@ -105,6 +105,7 @@ __all__ = [
     "pages",
     "panels",
     "persona_layer",
+    "placements",
     "prompts",
     "register_module",
     "registry",
@@ -125,7 +126,7 @@ _HOMES = {
     "refs": "HOOKS Hook verify",
     "manager": (
         "AUTOLOAD_OFF BUILTINS ENTRY_POINT_GROUP Registry data_tools declarative_uses "
-        "event_kinds facades layers pages panels prompts register_module registry sections "
+        "event_kinds facades layers pages panels placements prompts register_module registry sections "
         "start step_actions step_expects"
     ),
     "turn": "DATA_READ_REFUSAL Bound Layer Layered TurnState",

@@ -68,7 +68,7 @@ RESERVED_SECTIONS = frozenset(
 #: The step keys and ``expect:`` keys of scenario files that are the format's own.
 RESERVED_STEP_KEYS = frozenset({"user", "as", "click", "advance", "model", "expect"})
 RESERVED_EXPECT_KEYS = frozenset(
-    {"reply", "no_reply", "messages", "tool_called", "tool_result", "denied", "question"}
+    {"reply", "no_reply", "messages", "tool_called", "tool_result", "denied", "question", "prompt"}
 )
 #: What ``conversation`` has of its own, whatever its capabilities.
 RESERVED_ATTRIBUTES = frozenset({"id", "kind", "client", "members", "turn", "parts"})
@@ -160,6 +160,12 @@ class Section:
             templates see of it under its key (``{{ memory.card }}``): with ``example``,
             a fixed, representative one (``buddy validate`` and ``render`` show the prompt
             with it); without, a conversation's before anything is known. ``""``: none.
+        placed: ``module:function``, ``(value) -> str``: the part's text in the system
+            prompt when the persona template does not place it (reads nothing of the
+            value under the key): added after what the template rendered, in registry
+            order (``""`` from it: nothing to say this turn). ``""``: the section has no
+            default place, so a template that never places it is reported by
+            ``buddy validate``.
     """
 
     key: str
@@ -171,6 +177,7 @@ class Section:
     codes: frozenset[str] = frozenset()
     default: str | None = None
     prompt: str = ""
+    placed: str = ""
 
 
 class SectionContext(Protocol):
@@ -528,13 +535,15 @@ def _section_problems(section: Any) -> Iterator[str]:
         yield f"section: key {section.key!r} must match {_NAME.pattern}"
     elif section.key in RESERVED_SECTIONS:
         yield f"section: key {section.key!r} is the manifest's own"
-    optional = tuple(p for p in ("markdown", "prompt") if getattr(section, p))
+    optional = tuple(p for p in ("markdown", "prompt", "placed") if getattr(section, p))
     for part in ("model", "compile", "render", *optional):
         reference = getattr(section, part)
         if not _EXECUTE.match(reference):
             yield f"section ({section.key}): {part} {reference!r} must be 'module:attribute'"
     if not section.heading:
         yield f"section ({section.key}): heading is empty"
+    if section.placed and not section.prompt:
+        yield f"section ({section.key}): placed needs a prompt (templates see nothing to place)"
 
 
 def obj(properties: Mapping[str, Any], required: tuple[str, ...] = ()) -> dict[str, Any]:
@@ -562,7 +571,7 @@ def references(capability: Capability) -> Iterator[tuple[str, str, str]]:
             parts.append(("platform", "Capability.platform", f"{capability.platform}:{name}"))
     section = capability.section
     if section is not None:
-        for part in ("model", "compile", "render", "markdown", "prompt"):
+        for part in ("model", "compile", "render", "markdown", "prompt", "placed"):
             parts.append(
                 (f"section ({section.key}): {part}", f"Section.{part}", getattr(section, part))
             )

@@ -52,6 +52,7 @@ __all__ = [
     "layers",
     "pages",
     "panels",
+    "placements",
     "prompts",
     "register_module",
     "registry",
@@ -211,6 +212,12 @@ def prompts() -> tuple[tuple[str, str], ...]:
     """``(section key, module:function)`` of every section persona templates see, in
     registry order (compiled into each blueprint, as :func:`facades` are)."""
     return tuple((s.key, s.prompt) for s in sections() if s.prompt)
+
+
+def placements() -> tuple[tuple[str, str], ...]:
+    """``(section key, module:function)`` of every section's default place in the system
+    prompt (``Section.placed``), in registry order (compiled into each blueprint)."""
+    return tuple((s.key, s.placed) for s in sections() if s.placed)
 
 
 def layers(present: Iterable[str]) -> tuple[str, ...]:

@@ -57,6 +57,7 @@ HOOKS: dict[str, Hook] = {
     "Section.render": _fn("value", "root"),
     "Section.markdown": _fn("shown"),
     "Section.prompt": _fn("value", "example"),
+    "Section.placed": _fn("value"),
     "Uses.model": Hook("class"),
     "Uses.execute": _fn("rendered", "conversation", awaited=True),
     "Uses.schemas": Hook("attribute"),

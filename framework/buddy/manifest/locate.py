@@ -24,6 +24,7 @@ __all__ = ["error_code", "issue_at", "issues_from_validation", "loc_of", "valida
 _CODES = {
     "missing": "missing-key",
     "extra_forbidden": "unknown-key",
+    "invalid_key": "unknown-key",  # a model's key that is not a string: no field's name
     "string_pattern_mismatch": "pattern",
     "string_too_short": "length",
     "string_too_long": "length",
@@ -132,7 +133,7 @@ def _one(doc: Document, detail: ErrorDetails, root: type[BaseModel], prefix: Yam
         return _issue_missing(
             doc, (*path, name), code, f"missing required key `{name}`", f"add `{name}:` here"
         )
-    if kind == "extra_forbidden":
+    if kind in ("extra_forbidden", "invalid_key"):
         name = str(loc[-1])
         allowed = _allowed_keys(root, loc[:-1])
         message = f"unknown key `{name}`"

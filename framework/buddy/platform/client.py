@@ -148,13 +148,8 @@ class HttpPlatformClient(PlatformClient):
             headers["Content-Type"] = "application/json"
             content = _encode(body)
         try:
-            response = await self._http.request(
-                method,
-                f"{self._root}/{path}" if path else self._root,
-                headers=headers,
-                content=content,
-                params=params,
-            )
+            url = f"{self._root}/{path}" if path else self._root
+            response = await self._send(method, url, headers, content, params)
         except httpx.TimeoutException as exc:
             raise PlatformError(
                 0, f"the platform did not answer in time ({type(exc).__name__})"
@@ -180,6 +175,20 @@ class HttpPlatformClient(PlatformClient):
             raise PlatformError(
                 response.status_code, "the platform answered with invalid JSON"
             ) from exc
+
+    async def _send(
+        self,
+        method: str,
+        url: str,
+        headers: dict[str, str],
+        content: bytes | None,
+        params: Mapping[str, Any] | None,
+    ) -> httpx.Response:
+        """One HTTP exchange with the platform (a subclass may carry it otherwise: the
+        in-process platform hands it to its app directly)."""
+        return await self._http.request(
+            method, url, headers=headers, content=content, params=params
+        )
 
     # ------------------------------------------------------------ gateway
 

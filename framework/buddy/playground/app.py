@@ -115,6 +115,11 @@ class Playground(Protocol):
         the conversation (``Layer.inspect``); ``None`` when no such buddy runs."""
         ...
 
+    def prompts(self, buddy: str, conversation_id: str) -> list[dict[str, Any]]:
+        """The system prompts the running buddy sent in the conversation's last turns
+        (newest last), each with where every declared part landed."""
+        ...
+
 
 def _host_name(header: str) -> str:
     """``127.0.0.1`` of ``127.0.0.1:8700``; ``[::1]`` of ``[::1]:8700``."""
@@ -173,8 +178,9 @@ def attach(app: FastAPI, session: Playground) -> None:
 
     @router.get("/layers")
     async def layers(request: Request) -> JSONResponse:
-        """The conversation layers' view of one conversation (the context inspector):
-        ``?buddy=<key>&conversation=<id>``, read after the token is checked."""
+        """The conversation layers' view of one conversation (the context inspector) and
+        the system prompts of its last turns: ``?buddy=<key>&conversation=<id>``, read
+        after the token is checked."""
         require_loopback(request)
         require_admin(request, session.admin_token)
         buddy = request.query_params.get("buddy", "")
@@ -184,7 +190,8 @@ def attach(app: FastAPI, session: Playground) -> None:
         found = session.layers(buddy, conversation)
         if found is None:
             raise Reject(404, "not_found", f"no buddy {buddy!r} is running")
-        return JSONResponse({"layers": found}, headers=_NO_STORE)
+        prompts = session.prompts(buddy, conversation)
+        return JSONResponse({"layers": found, "prompts": prompts}, headers=_NO_STORE)
 
     @router.get("/events")
     async def events(request: Request) -> Response:

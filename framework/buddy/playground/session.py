@@ -235,6 +235,21 @@ class DevSession:
             return None
         return [layer.inspect(conversation_id) for layer in dev.server.buddy.layers]
 
+    def prompts(self, buddy: str, conversation_id: str) -> list[dict[str, Any]]:
+        """The system prompts the running buddy ``buddy`` sent in the conversation's last
+        turns (newest last), each with where every declared part landed and its text."""
+        dev = next((d for d in self.buddies if d.key == buddy), None)
+        if dev is None or dev.server is None:
+            return []
+        return [
+            {
+                "event": sent.event,
+                "system": sent.system,
+                "parts": [{"part": x.key, "where": x.where, "text": x.text} for x in sent.landings],
+            }
+            for sent in dev.server.buddy.turns.sent.get(conversation_id, ())
+        ]
+
     # ------------------------------------------------------------------ watching
 
     async def _watch(self) -> None:

@@ -210,9 +210,16 @@ class Agent:
         if self.commit:
             event, commit = await self._stored_event(conversation, type_, payload)
         else:  # a local event, committed nowhere
-            now = (await self.client.platform()).now() if self.layers else time.time()
             local = f"{conversation.id}-{next(self._events)}"
-            event = LocalEvent(local, type_, conversation.id, payload, now)
+            if self.layers:  # by the platform's clock, with its revisions as delivered
+                platform = await self.client.platform()
+                pid = await self.client.platform_id(conversation.id)
+                revisions = await platform.revisions(pid)
+                event = LocalEvent(
+                    local, type_, conversation.id, payload, platform.now(), revisions
+                )
+            else:
+                event = LocalEvent(local, type_, conversation.id, payload, time.time())
         history = self.history if self.keep_history else []
         turn = await self.turns.run(
             conversation, event, history, commit, summary=self.summary, emit=on_event

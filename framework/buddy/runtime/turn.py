@@ -6,8 +6,10 @@
    whether nobody asked for it). The turn's state starts fresh (``unasked`` for those).
 2. Every conversation layer takes the event in (``Layer.before``) and gives the turn its
    persona context and prompt part.
-3. The system prompt: the persona rendered with that context, the conversation's summary,
-   the layers' parts, the kind's part.
+3. The system prompt: the persona rendered with that context (a declared part the
+   template does not place added at its default place, :mod:`buddy.compile.placement`),
+   the conversation's summary, the layers' parts, the kind's part. The last few are kept
+   per conversation (:attr:`TurnRunner.sent`), for the playground and scenario files.
 4. The agent loop: model → tools → model … (:class:`~buddy.runtime.loop.AgentLoop`).
 5. The reply: an unasked turn that answered its kind's skip marker, nothing, a failure or
    the step limit says nothing.
@@ -23,11 +25,13 @@ What the caller keeps — history, acknowledgement, compaction, retries — is t
 
 from __future__ import annotations
 
+from collections import OrderedDict, deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from buddy.compile.blueprint import Blueprint
+from buddy.compile.placement import Landing, system_prompt
 from buddy.extend import persona_layer, resolve
 from buddy.models.base import Message
 from buddy.platform.limits import TURN_STEPS_MAX
@@ -67,6 +71,7 @@ class LocalEvent:
     conversation_id: str
     payload: dict[str, Any]
     created_at: float
+    revisions: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +90,29 @@ class Turn:
     outcome: TurnOutcome
     record: dict[str, Any]
     committed: Mapping[str, Any]
+
+
+#: System prompts kept per conversation (:attr:`TurnRunner.sent`), and conversations kept.
+SENT_KEPT = 5
+SENT_CONVERSATIONS = 64
+
+
+@dataclass(frozen=True, slots=True)
+class Sent:
+    """The system prompt one turn sent, and where each declared part landed in it.
+
+    Attributes:
+        event: The event the turn answered.
+        system: The system prompt.
+        landings: Each declared part's place (:class:`~buddy.compile.placement.Landing`).
+        context: What the persona template was given of the sections, by key
+            (``memory``, ``character``, ``lore``).
+    """
+
+    event: str
+    system: str
+    landings: tuple[Landing, ...]
+    context: Mapping[str, Any]
 
 
 class TurnRunner:
@@ -110,6 +138,9 @@ class TurnRunner:
         self.loop = loop
         self.layers = tuple(layers)
         self._kinds = kinds
+        #: The last :data:`SENT_KEPT` system prompts of the last :data:`SENT_CONVERSATIONS`
+        #: conversations (newest last), by conversation id.
+        self.sent: OrderedDict[str, deque[Sent]] = OrderedDict()
 
     @property
     def kinds(self) -> Mapping[str, EventKind]:
@@ -148,8 +179,9 @@ class TurnRunner:
             if self.layers
             else []
         )
+        system = self.system(conversation, kind, layered, summary, event=str(event.id))
         outcome = await self.loop.run(
-            self.system(conversation, kind, layered, summary),
+            system,
             history,
             self.user(conversation, event, kind),
             conversation,
@@ -175,20 +207,34 @@ class TurnRunner:
         kind: EventKind | None,
         layered: Sequence[Layered],
         summary: str = "",
+        *,
+        event: str = "",
     ) -> str:
-        """The turn's system prompt."""
+        """The turn's system prompt (kept in :attr:`sent`)."""
         context = persona_layer(self.blueprint, example=False)
         for part in layered:
             context.update(part.context)
-        prompt = self.blueprint.persona.render(
-            kind=conversation.kind, conversation_id=conversation.id, layer=context
+        prompt, landings = system_prompt(
+            self.blueprint.persona,
+            self.blueprint.placements,
+            context,
+            kind=conversation.kind,
+            conversation_id=conversation.id,
         )
         if summary:
             prompt += f"\n\n## 之前聊过的内容（摘要）\n{summary}"
         prompt += "".join(f"\n\n{part.prompt}" for part in layered if part.prompt)
         if kind is not None and kind.prompt:
             prompt += resolve(kind.prompt)(self.blueprint)
+        self._keep(conversation.id, Sent(event, prompt, landings, context))
         return prompt
+
+    def _keep(self, conversation_id: str, sent: Sent) -> None:
+        kept = self.sent.pop(conversation_id, None) or deque(maxlen=SENT_KEPT)
+        kept.append(sent)
+        self.sent[conversation_id] = kept
+        while len(self.sent) > SENT_CONVERSATIONS:
+            self.sent.popitem(last=False)
 
     @staticmethod
     def user(

@@ -37,6 +37,7 @@ __all__ = [
     "CoreExpect",
     "Data",
     "DeniedCheck",
+    "PromptCheck",
     "QuestionCheck",
     "ReplyCheck",
     "ResultCheck",
@@ -201,6 +202,17 @@ class QuestionCheck(Strict):
     options: list[Text] | None = Field(default=None, description="The options, in order.")
 
 
+class PromptCheck(Strict):
+    """The system prompt of the step's last model request: what it holds, what it does not."""
+
+    contains: Text | list[Text] | None = Field(
+        default=None, description="Text(s) the system prompt contains."
+    )
+    not_contains: Text | list[Text] | None = Field(
+        default=None, description="Text(s) the system prompt does not contain."
+    )
+
+
 class CoreExpect(Strict):
     """What must hold after a step. Every key is optional; all given must hold. The
     format's own keys; :func:`expect_model` adds each capability's
@@ -230,6 +242,11 @@ class CoreExpect(Strict):
     )
     question: QuestionCheck | None = Field(
         default=None, description="The question card sent in this step."
+    )
+    prompt: PromptCheck | None = Field(
+        default=None,
+        description="The system prompt of the step's last model request — what the model "
+        "was given, with every declared part where it landed: `{contains, not_contains}`.",
     )
 
 

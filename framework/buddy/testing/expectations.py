@@ -31,6 +31,7 @@ from buddy.testing.expectation_models import (
     CoreExpect,
     Data,
     DeniedCheck,
+    PromptCheck,
     QuestionCheck,
     ReplyCheck,
     ResultCheck,
@@ -56,6 +57,7 @@ __all__ = [
     "Expect",  # noqa: F822 (made on first use, by __getattr__)
     "Miss",
     "Observed",
+    "PromptCheck",
     "QuestionCheck",
     "ReplyCheck",
     "ResultCheck",
@@ -119,12 +121,14 @@ class Observed:
         calls: Tool calls the model made in this step.
         results: Tool results of this step.
         turns: The turn records the platform stored in this step.
+        systems: The system prompt of each request the model received in this step.
     """
 
     messages: list[dict[str, Any]] = field(default_factory=list)
     calls: list[CallSeen] = field(default_factory=list)
     results: list[ResultSeen] = field(default_factory=list)
     turns: list[dict[str, Any]] = field(default_factory=list)
+    systems: list[str] = field(default_factory=list)
 
     @property
     def texts(self) -> list[str]:
@@ -226,6 +230,8 @@ def check(
             failures.extend(_denied(path, item, seen))
     if expect.question is not None:
         _question(expect.question, seen, exact, failures, notes)
+    if expect.prompt is not None:
+        failures.extend(_prompt(expect.prompt, seen))
     for part in step_expects():
         value = getattr(expect, part.key, None)
         if value is not None:
@@ -277,6 +283,28 @@ def _reply(
                 )
         elif reply is None or re.search(wanted, reply) is None:
             failures.append(Miss(path, f"expected the reply to match /{wanted}/, got {got}"))
+
+
+def _prompt(expect: PromptCheck, seen: Observed) -> list[Miss]:
+    """What the system prompt of the step's last request holds, and does not."""
+    if not seen.systems:
+        return [Miss(("prompt",), "no request reached the model in this step")]
+    system = seen.systems[-1]
+    failures = []
+    for path, text in items_of(("prompt", "contains"), expect.contains or []):
+        if text not in system:
+            failures.append(
+                Miss(path, f"the system prompt does not contain {quoted(text)}{_tail(system)}")
+            )
+    for path, text in items_of(("prompt", "not_contains"), expect.not_contains or []):
+        if text in system:
+            failures.append(Miss(path, f"the system prompt contains {quoted(text)}"))
+    return failures
+
+
+def _tail(system: str) -> str:
+    """The end of a system prompt (where parts the template does not place are added)."""
+    return f"; it ends {quoted(system[-SHOWN_CHARS:])}" if system else "; it is empty"
 
 
 def _no_reply(wanted: bool, seen: Observed, failures: list[Miss]) -> None:

@@ -309,6 +309,7 @@ class _Run:
             calls=list(self.model.calls),
             results=list(self.model.results),
             turns=list(turns),
+            systems=list(self.model.systems),
         )
 
     async def _state(self, expect: CoreExpect, seen: Observed) -> dict[str, Any]:

@@ -98,6 +98,7 @@ class ScenarioModel(Model):
         self.asked = 0
         self.calls: list[CallSeen] = []
         self.results: list[ResultSeen] = []
+        self.systems: list[str] = []  # the system prompt of each request, in order
         self.problems: list[tuple[YamlPath, str, bool]] = []  # (where, what, at the key)
 
     def absorb(self, messages: Sequence[Message]) -> None:
@@ -126,6 +127,7 @@ class ScenarioModel(Model):
 
     async def request(self, request: ModelRequest) -> ModelResponse:
         """Answer with the next scripted response (or the real model's)."""
+        self.systems.append(request.system)
         self.absorb(request.messages)
         if self.inner is not None:
             response = await self.inner.request(request)
@@ -136,6 +138,7 @@ class ScenarioModel(Model):
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         """Like :meth:`request`, streamed (a real model streams as usual)."""
+        self.systems.append(request.system)
         self.absorb(request.messages)
         if self.inner is not None:
             async for event in self.inner.stream(request):

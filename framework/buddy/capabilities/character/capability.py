@@ -16,5 +16,6 @@ CAPABILITY = Capability(
         render="buddy.capabilities.character.render:render_character",
         heading="Character",
         prompt="buddy.capabilities.character.prompt:prompt",
+        placed="buddy.capabilities.character.placed:text",
     ),
 )

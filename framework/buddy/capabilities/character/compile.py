@@ -1,6 +1,10 @@
 """``character:`` compiled (:mod:`buddy.capabilities.character.compiled`): the trait files
-found, their parameters checked where they are written, merged in order, and the
-state's settings.
+found, their parameters checked where they are written, merged in order, the state's
+settings, and the appraisal file found and checked.
+
+An appraisal named bare (``zh``) is ``appraisals/zh.yaml`` on the persona search path (so
+a project can share or override one), else the file this package ships
+(``appraisals/zh.yaml``); any other reference is a path on the search path.
 
 In a trait file that drives the character, every number and switch at the top level is a
 character parameter: an unknown one (a typo) or one out of its range is a located error
@@ -10,10 +14,17 @@ templates' and are not looked at.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from buddy.capabilities.character.compiled import CharacterSpec
+from buddy.capabilities.character.appraisal import (
+    APPRAISAL_NAME_PATTERN,
+    KINDS,
+    AppraisalFile,
+    appraisal_problems,
+)
+from buddy.capabilities.character.compiled import AppraisalPatterns, AppraisalRule, CharacterSpec
 from buddy.capabilities.character.limits import (
     FLAGS,
     INTENSITIES,
@@ -23,6 +34,8 @@ from buddy.capabilities.character.limits import (
     parameter_names,
 )
 from buddy.capabilities.character.manifest import CharacterSettings
+from buddy.capabilities.datafiles import DataFiles
+from buddy.capabilities.memory.patterns import expanded
 from buddy.compile.project import not_regular
 from buddy.errors import Issue
 from buddy.manifest.locate import issue_at
@@ -32,7 +45,24 @@ from buddy.manifest.yamlio import Document, YamlPath, load_document
 if TYPE_CHECKING:
     from buddy.extend import SectionContext
 
-__all__ = ["compile_character", "parameter_problem"]
+__all__ = ["SHIPPED_APPRAISALS", "compile_character", "parameter_problem", "shipped_appraisals"]
+
+#: The appraisal files this package ships, found after the project's own.
+SHIPPED_APPRAISALS = Path(__file__).with_name("appraisals")
+APPRAISAL_FILES = DataFiles(
+    "appraisals",
+    SHIPPED_APPRAISALS,
+    "appraisal file",
+    "an appraisal file",
+    re.compile(APPRAISAL_NAME_PATTERN),
+    "appraisal-not-found",
+    "appraisal-file",
+)
+
+
+def shipped_appraisals() -> list[str]:
+    """The names of the shipped appraisal files."""
+    return APPRAISAL_FILES.shipped_names()
 
 
 def _number(value: float) -> str:
@@ -110,7 +140,42 @@ def compile_character(context: SectionContext) -> CharacterSpec | None:
         trust_start=settings.trust_start,
         reconcile_seconds=reconcile,
         traits=tuple(files),
+        appraisal=_appraisal(context, settings, isinstance(value, CharacterSettings)),
     )
+
+
+def _appraisal(
+    context: SectionContext, settings: CharacterSettings, written: bool
+) -> AppraisalPatterns | None:
+    """The appraisal file ``settings`` names, found and checked (``None``: none, or it
+    has problems, reported)."""
+    reference = settings.appraisal
+    if reference is None:
+        return None
+    where: YamlPath = ("appraisal",) if written else ()
+    names = sorted(
+        {*shipped_appraisals()}
+        | {p.stem for d in context.search_path() for p in (d / "appraisals").glob("*.yaml")}
+    )
+    found = APPRAISAL_FILES.load(context, reference, where, names)
+    if found is None:
+        return None
+    file, doc = found
+    parsed = APPRAISAL_FILES.parse(context, doc, AppraisalFile, appraisal_problems)
+    if parsed is None:
+        return None
+    rules = tuple(
+        AppraisalRule(
+            kind,
+            expanded(p.match, parsed.words),
+            1.0 if p.strength is None else p.strength,
+            p.alone,
+        )
+        for kind in KINDS
+        for p in getattr(parsed, kind).patterns
+    )
+    unless = {kind: frozenset(getattr(parsed, kind).unless) for kind in KINDS}
+    return AppraisalPatterns(parsed.appraisal, rules, unless, file.resolve())
 
 
 def _at(doc: Document, path: YamlPath, message: str, hint: str) -> Issue:

@@ -1,6 +1,6 @@
 """``character:`` as the runtime holds it: every parameter resolved from the trait files
-(defaults filled in) and the state's settings. Standard library only: a start from the
-compiled-buddy cache unpickles it."""
+(defaults filled in), the state's settings and the appraisal patterns. Standard library
+only: a start from the compiled-buddy cache unpickles it."""
 
 from __future__ import annotations
 
@@ -8,7 +8,41 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CharacterSpec"]
+__all__ = ["AppraisalPatterns", "AppraisalRule", "CharacterSpec"]
+
+
+@dataclass(frozen=True, slots=True)
+class AppraisalRule:
+    """One appraisal pattern.
+
+    Attributes:
+        kind: ``offence``, ``apology``, ``care`` or ``explained``.
+        match: The regular expression, searched in each clause.
+        strength: How strongly a match says it, in [0, 1] (1 for ``explained``).
+        alone: Only when the message is this one clause.
+    """
+
+    kind: str
+    match: str
+    strength: float
+    alone: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class AppraisalPatterns:
+    """An appraisal file, resolved (:mod:`buddy.capabilities.character.appraisal`).
+
+    Attributes:
+        name: The file's ``appraisal`` name.
+        rules: Every pattern, kind by kind, in the file's order.
+        unless: Kind → the clause guard's marks that stop it.
+        file: The file, for review.
+    """
+
+    name: str
+    rules: tuple[AppraisalRule, ...]
+    unless: dict[str, frozenset[str]]
+    file: Path
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,6 +58,8 @@ class CharacterSpec:
         reconcile_seconds: With ``speak_first``: how long a quarrel stays unresolved
             before the buddy reaches out.
         traits: The trait files, in merge order.
+        appraisal: The appraisal patterns (``None``: the extractor model appraises every
+            message).
     """
 
     parameters: dict[str, Any]
@@ -32,6 +68,7 @@ class CharacterSpec:
     trust_start: float
     reconcile_seconds: int
     traits: tuple[Path, ...] = field(default=())
+    appraisal: AppraisalPatterns | None = None
 
     def number(self, name: str) -> float:
         """A numeric parameter."""

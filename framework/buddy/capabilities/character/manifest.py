@@ -14,7 +14,10 @@ from pydantic import Discriminator, Field, Tag
 from buddy.capabilities.character.limits import STEP_MAX, TRUST_START
 from buddy.manifest.schema import DURATION_PATTERN, Strict
 
-__all__ = ["CharacterSection", "CharacterSettings", "TraitRef"]
+__all__ = ["APPRAISAL_DEFAULT", "CharacterSection", "CharacterSettings", "TraitRef"]
+
+#: The appraisal file a character reads its user's words with, unless it names another.
+APPRAISAL_DEFAULT = "zh"
 
 TraitRef = Annotated[
     str,
@@ -39,6 +42,12 @@ class CharacterSettings(Strict):
         ge=TRUST_START[1],
         le=TRUST_START[2],
         description="Trust at a conversation's start.",
+    )
+    appraisal: Annotated[str, Field(min_length=1, max_length=200)] | None = Field(
+        default=APPRAISAL_DEFAULT,
+        description="The appraisal file whose patterns read offence, apology and care "
+        "without a model: a name (`appraisals/<name>.yaml` on the search path, else one "
+        "buddy ships: `zh`) or a path; `null`: the extractor model appraises every message.",
     )
     reconcile_after: Annotated[str, Field(pattern=DURATION_PATTERN)] = Field(
         default="6h",

@@ -7,8 +7,11 @@ as one conversation layer (``Capability.layer``) they share:
 
 ``engine.py``
     :class:`~buddy.capabilities.companion.engine.Companion`: the layer's turn (before,
-    after), its extraction jobs, the reconcile, its storage through the conversation's own
-    ``memory`` and ``proactive`` parts.
+    after), its extraction jobs, the reconcile, through the conversation's own ``memory``
+    and ``proactive`` parts.
+``storage.py``
+    Reading a conversation's ``auto:`` entries back — only when the event's memory
+    revision says someone else wrote — and saving what a message changed in one batch.
 ``mind.py``
     :class:`~buddy.capabilities.companion.mind.Mind`, what the engine holds of one
     conversation, and how it is kept under the ``auto:`` keys of the platform's memory
@@ -21,4 +24,7 @@ as one conversation layer (``Capability.layer``) they share:
     be, applied to the mind.
 ``queue.py``
     Extraction off the reply path: per conversation in order, one at a time.
+``measure.py``
+    How well a buddy's relation and appraisal patterns read a labelled file of messages
+    (``buddy patterns``).
 """

@@ -13,8 +13,8 @@ the persona templates, all within ``memory.budget`` — plus, in the system prom
 proposed fact to ask about, or the reconcile of a quarrel.
 
 **An extraction** (one user message): an answer to the layer's confirmation card
-confirms or drops the fact it asked about; otherwise the relations' ``patterns`` run (no
-model call) and, when they found nothing or the character needs an appraisal, the
+confirms or drops the fact it asked about; otherwise the relations' and the character's
+appraisal ``patterns`` run (no model call) and, only when they found nothing, the
 extractor model is asked once. What it answers is held to the declared relations
 (:mod:`~buddy.capabilities.memory.extract`), then each fact goes through its relation's
 policy (:mod:`~buddy.capabilities.memory.ledger`), the ledger is kept within its share,
@@ -22,11 +22,14 @@ and the appraisal moves the mood. Everything is keyed by the event id, so a rede
 event or a re-run turn applies nothing twice.
 
 **Storage** is the conversation's platform memory, under ``auto:`` keys
-(:mod:`~buddy.capabilities.companion.mind`): one entry per fact (its own write, so a
-process killed mid-extraction leaves every fact whole), ``auto:state`` and ``auto:lore``.
-Deleting the conversation deletes them with it. The engine reads and writes through the
-conversation's own parts (``conversation.memory``, ``conversation.proactive``), so what
-they refuse — a write in a turn that read user data — the engine is refused too.
+(:mod:`~buddy.capabilities.companion.mind`): one entry per fact, ``auto:state`` and
+``auto:lore``, read back and saved by :mod:`~buddy.capabilities.companion.storage` — a
+read only when the event's memory revision says someone else wrote, what a message
+changed in one request the platform applies whole (one save per message: the extraction
+saves once the turn's context is made, lore's turn included). Deleting the conversation
+deletes them with it. The engine reads and writes through the conversation's own parts
+(``conversation.memory``, ``conversation.proactive``), so what they refuse — a write in a
+turn that read user data — the engine is refused too.
 
 **The one-turn data-visibility rule.** The layer's inputs are what the user typed —
 never the model's output, so nothing a model wrote after reading user data can reach
@@ -35,6 +38,13 @@ read user data is running: the conversation's memory part refuses it, so a job t
 to its writes then waits until that turn is committed (its facts are already in the
 prompt of the next turn, from this process); a write refused all the same (a new turn read
 data meanwhile) is made by the next save.
+
+**In a group** each message is its sender's (``payload.sender``): a fact's ``user``
+party is that member (stored as their ``m_…`` id, so each member's facts are their own),
+the mood the turn sees and the appraisal moves is the one toward them, the card names
+each member's facts under the latest name the platform gave (kept in ``auto:state``), and
+a confirmation card is answered only by the member it asks — another member's
+「记住吧」 is a message like any other. A private chat is as it always was.
 
 **speak_first**: when a message leaves the buddy in a quarrel, a one-time proactive
 subscription (:data:`RECONCILE_KEY`, a schedule ``reconcile_after`` later) is made — the
@@ -61,6 +71,7 @@ from buddy.capabilities.companion.context import (
     first_offer,
     layered,
     reconciling,
+    speaker,
 )
 from buddy.capabilities.companion.extraction import apply_extracted, asked, patterned
 from buddy.capabilities.companion.mind import (
@@ -68,16 +79,16 @@ from buddy.capabilities.companion.mind import (
     RECENT_KEPT,
     REPORTS_KEPT,
     STATE_KEY,
+    USER,
     Mind,
     Report,
-    read_back,
-    wanted,
 )
+from buddy.capabilities.companion.storage import Storage, quiet
 from buddy.capabilities.lore.compiled import Lore
 from buddy.capabilities.lore.limits import SCAN_TEXT_CHARS
 from buddy.capabilities.memory.compiled import AutoMemory
 from buddy.capabilities.memory.extract import Extracted, extractor_prompt
-from buddy.capabilities.memory.ledger import confirm, evict
+from buddy.capabilities.memory.ledger import confirm, evict, member_of
 from buddy.capabilities.memory.limits import (
     ASKS_MAX,
     BUDGET_CHARS,
@@ -90,7 +101,6 @@ from buddy.errors import PlatformError, ToolError
 from buddy.extend.turn import Layered
 
 if TYPE_CHECKING:
-    from buddy.capabilities.memory.conversation import Memory
     from buddy.capabilities.proactive.conversation import ProactiveService
     from buddy.compile.blueprint import Blueprint
     from buddy.models.base import Model, ModelSpec
@@ -169,6 +179,7 @@ class Companion:
     Attributes:
         calls: Extractor model calls made; ``messages``: user messages extracted.
         dropped: Items of extractor answers dropped as invalid.
+        store: How the layer reads its entries back and saves them.
     """
 
     def __init__(
@@ -198,6 +209,7 @@ class Companion:
         self.calls = 0
         self.messages = 0
         self.dropped = 0
+        self.store = Storage(memory, character, lore is not None)
         self._prompt = extractor_prompt(memory, appraise=character is not None)
 
     # ----------------------------------------------------------------- the turn
@@ -215,22 +227,33 @@ class Companion:
         mind.turn_done.set()  # a turn starting means the one before is over
         mind.turn_done = asyncio.Event()
         text = str(event.payload.get("text") or "") if event.type == "message" else ""
+        party, name = speaker(conversation.kind, event)
+        if party != USER:  # the card names members by the latest name the platform gave
+            mind.spoke(party, name or mind.members.get(party, ""))
         again = event.id == mind.last_event  # the same event run again: taken in already
         mind.last_event = str(event.id)
         ready = asyncio.Event()  # the message's facts are in the mind (writes may go on)
         ready.set()
-        if text and not again:
-            mind.recent = [*mind.recent, text[:SCAN_TEXT_CHARS]][-RECENT_KEPT:]
-            if self.memory.auto or self.character is not None or mind.asked is not None:
-                ready.clear()
-                saved = asyncio.Event()
-                mind.pending[str(event.id)] = (ready, saved)
-                self.jobs.submit(
-                    cid, lambda: self._extract(conversation, mind, event, text, ready, saved)
-                )
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(ready.wait(), self.memory.wait_ms / 1000)
-        return layered(self.memory, self.character, self.lore, mind, event, ready.is_set())
+        prompted = asyncio.Event()  # the turn's context is made (lore's turn counted)
+        try:
+            if text and not again:
+                mind.recent = [*mind.recent, text[:SCAN_TEXT_CHARS]][-RECENT_KEPT:]
+                if self.memory.auto or self.character is not None or mind.asked is not None:
+                    ready.clear()
+                    saved = asyncio.Event()
+                    mind.pending[str(event.id)] = (ready, saved)
+                    self.jobs.submit(
+                        cid,
+                        lambda: self._extract(
+                            conversation, mind, event, text, party, (ready, prompted, saved)
+                        ),
+                    )
+            await _within(ready, self.memory.wait_ms / 1000)
+            return layered(
+                self.memory, self.character, self.lore, mind, event, ready.is_set(), party
+            )
+        finally:
+            prompted.set()
 
     async def after(self, conversation: Any, event: Any, turn: Mapping[str, Any]) -> None:
         """The turn was committed: the layer's deferred writes may go on; a confirmation
@@ -239,7 +262,9 @@ class Companion:
         waits (at most :data:`SAVE_WAIT`) for them to be written, so the event is
         acknowledged only once they are stored: a process that dies before has its event
         delivered again, and applies it then. Facts still being extracted are not waited
-        for — the conversation goes on."""
+        for — the conversation goes on. The extraction's own save is the turn's; one more
+        follows it only for what that one did not cover (the card, the reconcile, a late
+        extraction, or a save that did not all land)."""
         mind = self.minds.get(conversation.id)
         if mind is None:
             return
@@ -250,33 +275,46 @@ class Companion:
             CONFIRM_NO,
         ]
         if card:
-            mind.asked = mind.offered or first_offer(self.memory, mind)
+            party, _ = speaker(conversation.kind, event)
+            asks = mind.offered or first_offer(self.memory, mind, party)
+            # In a group the card asks the member whose turn sent it, and only they answer;
+            # a card with nothing of theirs to ask leaves another member's standing card.
+            if party == USER or asks is not None:
+                mind.asked = asks
+                mind.asked_member = None if party == USER else party
         mind.turn_done.set()
+        in_time = ready is not None and ready.is_set()
         if reconciling(event):
             self.jobs.submit(conversation.id, lambda: self._reconciled(conversation, mind))
+        elif in_time and saved is not None and not card:
+            # The extraction saves once the turn's context is made: that save is the
+            # turn's (lore's counters in it) — one more only for what did not land.
+            await _within(saved, SAVE_WAIT)
+            if saved.is_set() and not mind.unsaved:
+                return
         stored = asyncio.Event()
 
         async def save() -> None:
             try:
-                await self._save(conversation, mind)
+                await self.store.save(conversation, mind)
             finally:
                 stored.set()
 
         self.jobs.submit(conversation.id, save)
         # The user saw the card: what it asks about is stored before the turn is
         # acknowledged, or the click would find nothing to confirm after a restart.
-        wait = stored if card else saved if ready is not None and ready.is_set() else None
+        wait = stored if card else saved if in_time else None
         if wait is not None:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(wait.wait(), SAVE_WAIT)
+            await _within(wait, SAVE_WAIT)
 
     def closed(self, conversation_id: str) -> None:
         """Forget the conversation (it is read again from the platform when it returns)."""
         self.minds.pop(conversation_id, None)
 
     def inspect(self, conversation_id: str) -> dict[str, Any]:
-        """The context reports of the conversation's last turns (newest last), what its
-        last extractions did and dropped, and the layer's counters."""
+        """The context reports of the conversation's last turns (newest last; each part's
+        size, text and why it is empty), what its last extractions did and dropped, and
+        the layer's counters."""
         mind = self.minds.get(conversation_id)
         counters = {"calls": self.calls, "messages": self.messages, "dropped": self.dropped}
         counters["failures"] = self.jobs.failures
@@ -292,6 +330,8 @@ class Companion:
                     "budget": r.budget,
                     "parts": [{"name": n, "chars": c} for n, c in r.parts],
                     "left_out": [{"name": n, "reason": why} for n, why in r.left_out],
+                    "texts": dict(r.texts),
+                    "empty": dict(r.empty),
                 }
                 for r in mind.reports
             ],
@@ -318,31 +358,38 @@ class Companion:
         mind: Mind,
         event: Any,
         text: str,
-        ready: asyncio.Event,
-        saved: asyncio.Event,
+        party: str,
+        signals: tuple[asyncio.Event, asyncio.Event, asyncio.Event],
     ) -> None:
-        """One user message: confirm, or extract and apply (then ``ready`` is set: the
-        turn waiting for it goes on); then store (then ``saved``)."""
-        now = float(event.created_at)
-        message = str(event.id)
+        """One user message (from ``party``: :data:`USER`, or a group member): confirm, or
+        extract and apply (then ``ready`` is set: the turn waiting for it goes on); then,
+        once the turn's context is made (``prompted``: its lore turn is counted, so one
+        save stores both), store (then ``saved``)."""
+        ready, prompted, saved = signals
         try:
             try:
-                await self._take(conversation, mind, text, now, message)
+                await self._take(conversation, mind, event, text, party)
             finally:
                 ready.set()  # done or failed: the turn goes on with what is known
-            await self._reconcile(conversation, mind, now)
-            await self._save(conversation, mind)
+            await self._reconcile(conversation, mind, float(event.created_at))
+            await prompted.wait()  # set as `before` returns, whatever it returns
+            await self.store.save(conversation, mind)
         finally:
             saved.set()  # stored, or nothing to store after a failure
 
-    async def _take(
-        self, conversation: Any, mind: Mind, text: str, now: float, message: str
-    ) -> None:
-        """The message's facts into the mind: an answer to the card, or extraction."""
-        await self._refresh(conversation, mind)
+    async def _take(self, conversation: Any, mind: Mind, event: Any, text: str, party: str) -> None:
+        """The message's facts into the mind: an answer to the card (from the member it
+        asks), or extraction."""
+        now = float(event.created_at)
+        message = str(event.id)
+        await self.store.refresh(conversation, mind, event)
         self.messages += 1
         answer = text.strip()
-        if mind.asked is not None and answer in (CONFIRM_YES, CONFIRM_NO):
+        if (
+            mind.asked is not None
+            and answer in (CONFIRM_YES, CONFIRM_NO)
+            and self._asks(mind, party)
+        ):
             book, outcome = confirm(
                 self.memory,
                 mind.ledger,
@@ -351,11 +398,11 @@ class Companion:
                 now=now,
                 message=message,
             )
-            mind.ledger, mind.asked = book, None
+            mind.ledger, mind.asked, mind.asked_member = book, None, None
             mind.outcomes = [*mind.outcomes, outcome][-REPORTS_KEPT:]
         else:
             extracted = await self._facts(text)
-            self._apply(mind, extracted, now, message)
+            self._apply(mind, extracted, now, message, party)
         mind.ledger, gone = evict(self.memory, mind.ledger, now)
         if gone:
             log.info("automatic memory of %s evicted %d facts", conversation.id, len(gone))
@@ -369,9 +416,20 @@ class Companion:
         self.calls += 1
         return await asked(self.memory, extractor, self._prompt, text, found)
 
-    def _apply(self, mind: Mind, extracted: Extracted, now: float, message: str) -> None:
+    def _asks(self, mind: Mind, party: str) -> bool:
+        """Whether the confirmation card on screen asks ``party``: in a group, the member
+        it was sent to (or, for a card stored before members were kept, the member the fact
+        is about); in a private chat, always."""
+        entry = mind.ledger.get(mind.asked or "")
+        spec = self.memory.relation(entry.relation) if entry is not None else None
+        owner = member_of(spec, entry.slots) if spec is not None and entry is not None else None
+        return (mind.asked_member or owner) in (None, party)
+
+    def _apply(
+        self, mind: Mind, extracted: Extracted, now: float, message: str, party: str = USER
+    ) -> None:
         self.dropped += len(extracted.dropped)
-        apply_extracted(self.memory, self.character, mind, extracted, now, message)
+        apply_extracted(self.memory, self.character, mind, extracted, now, message, party)
 
     def _extractor(self) -> Model | None:
         """The extractor, made from its spec on first use (``None``: it cannot be)."""
@@ -386,7 +444,7 @@ class Companion:
             except ModelConfigError as exc:
                 log.warning(
                     "%s: automatic memory's extractor cannot be used (%s); messages are taken"
-                    " by the relations' patterns only, and the character's state does not move",
+                    " by the relations' and the appraisal's patterns only",
                     self._buddy,
                     exc,
                 )
@@ -394,14 +452,15 @@ class Companion:
 
     async def _reconcile(self, conversation: Any, mind: Mind, now: float) -> None:
         spec = self.character
-        if spec is None or mind.mood is None or conversation.kind != "private":
+        mood = mind.moods.get(USER)
+        if spec is None or mood is None or conversation.kind != "private":
             return
         if not spec.flag("speak_first"):
             return
-        angry = quarrel(mind.mood)
+        angry = quarrel(mood)
         if angry == bool(mind.reconcile):  # scheduled or done while angry; calm and none
             return
-        await self._quiet(conversation, mind)
+        await quiet(conversation, mind)
         proactive: ProactiveService = conversation.parts["proactive"]
         try:
             if angry:
@@ -448,42 +507,14 @@ class Companion:
 
     async def _load(self, conversation: Any) -> Mind:
         mind = Mind()
-        await self._refresh(conversation, mind, lore=True)
+        await self.store.refresh(conversation, mind, lore=True)
         return mind
 
-    async def _refresh(self, conversation: Any, mind: Mind, *, lore: bool = False) -> None:
-        """Read the layer's entries back (:func:`~buddy.capabilities.companion.mind.read_back`)."""
-        memory: Memory = conversation.parts["memory"]
-        read_back(mind, await memory.list(), self.memory, self.character, lore=lore)
 
-    async def _quiet(self, conversation: Any, mind: Mind) -> None:
-        """Wait while a turn that read user data is running (its commit sets
-        ``turn_done``): the layer writes nothing in the rest of such a turn."""
-        while conversation.turn.data_read and not mind.turn_done.is_set():
-            await mind.turn_done.wait()
-
-    async def _save(self, conversation: Any, mind: Mind) -> None:
-        """Write what changed, one entry at a time (each whole), and delete what went."""
-        kept = wanted(mind, lore=self.lore is not None)
-        changes = [(k, t) for k, t in kept.items() if mind.stored.get(k) != t]
-        gone = [k for k in mind.stored if k not in kept]
-        if not changes and not gone:
-            return
-        await self._quiet(conversation, mind)
-        memory: Memory = conversation.parts["memory"]
-        for key in gone:
-            await memory.delete_reserved(key)
-            mind.stored.pop(key, None)
-        # Facts before the state, so the state never names a fact that is not stored.
-        for key, text in sorted(changes, key=lambda c: c[0] in (STATE_KEY, LORE_KEY)):
-            try:
-                await memory.write_reserved(key, text)
-            except PlatformError as exc:  # full, say: no new memory, the rest goes on
-                log.warning(
-                    "automatic memory of %s not written (%s): %s", conversation.id, key, exc
-                )
-                continue
-            except ToolError:  # a turn that read user data began meanwhile: the next save
-                log.info("automatic memory of %s: %s waits for the next save", conversation.id, key)
-                continue
-            mind.stored[key] = text
+async def _within(done: asyncio.Event, seconds: float) -> None:
+    """Wait at most ``seconds`` for ``done`` (no task made when it is set already)."""
+    if done.is_set():
+        return
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(seconds):
+            await done.wait()

@@ -53,7 +53,8 @@ class Extractions:
             if earlier:
                 await asyncio.wait(earlier)
             try:
-                await asyncio.wait_for(job(), self.limit)
+                async with asyncio.timeout(self.limit):  # in this task: no task more per job
+                    await job()
             except Exception as exc:  # no new memory from this message, nothing more
                 self.failures += 1
                 log.warning("no new memory from a message of %s: %r", conversation, exc)

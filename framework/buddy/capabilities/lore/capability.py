@@ -17,5 +17,6 @@ CAPABILITY = Capability(
         heading="Lore books ({count})",
         markdown="buddy.capabilities.lore.render:markdown_lore",
         prompt="buddy.capabilities.lore.prompt:prompt",
+        placed="buddy.capabilities.lore.placed:text",
     ),
 )

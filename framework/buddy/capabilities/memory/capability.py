@@ -26,6 +26,7 @@ CAPABILITY = Capability(
         heading="Memory",
         markdown="buddy.capabilities.memory.render:markdown_memory",
         prompt="buddy.capabilities.memory.prompt:prompt",
+        placed="buddy.capabilities.memory.placed:text",
     ),
     uses=(
         Uses(
@@ -60,7 +61,8 @@ CAPABILITY = Capability(
             "facts",
             model=f"{_SCENARIO}:FactsExpect",
             description="Facts automatic memory holds after the step: relation, slots it "
-            "has, value, status (`kept`, `proposed`, `disputed`, or `absent`).",
+            "has, value, status (`kept`, `proposed`, `disputed`, or `absent`); in a group, "
+            "the `member` whose fact it is.",
             verify=f"{_SCENARIO}:verify_facts",
             state=f"{_SCENARIO}:layer_state",
             check=f"{_SCENARIO}:check_facts",
@@ -77,7 +79,8 @@ CAPABILITY = Capability(
             "mood",
             model=f"{_SCENARIO}:MoodExpect",
             description="The character's state now (decayed to the platform clock): "
-            "`anger`, `sadness`, `trust`, each a number (two decimals) or `[low, high]`.",
+            "`anger`, `sadness`, `trust`, each a number (two decimals) or `[low, high]`; in "
+            "a group toward the `member` named (a list for several).",
             verify=f"{_SCENARIO}:verify_mood",
             state=f"{_SCENARIO}:layer_state",
             check=f"{_SCENARIO}:check_mood",

@@ -12,18 +12,16 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from buddy.capabilities.datafiles import DataFiles
 from buddy.capabilities.memory.compiled import AutoMemory, RelationSpec, SlotSpec
 from buddy.capabilities.memory.manifest import MemorySection
+from buddy.capabilities.memory.patterns import expanded
 from buddy.capabilities.memory.relations import (
     RELATION_NAME_PATTERN,
     RelationFile,
     relation_problems,
 )
-from buddy.compile.project import not_regular
-from buddy.errors import Issue
-from buddy.manifest.locate import issue_at, validated
-from buddy.manifest.schema import did_you_mean, duration_seconds
-from buddy.manifest.yamlio import load_document
+from buddy.manifest.schema import duration_seconds
 
 if TYPE_CHECKING:
     from buddy.extend import SectionContext
@@ -32,12 +30,21 @@ __all__ = ["SHIPPED", "compile_memory", "shipped_names"]
 
 #: The relation specs this package ships, found after the project's own.
 SHIPPED = Path(__file__).with_name("specs")
-_BARE = re.compile(RELATION_NAME_PATTERN)
+RELATION_FILES = DataFiles(
+    "relations",
+    SHIPPED,
+    "relation spec",
+    "a relation spec",
+    re.compile(RELATION_NAME_PATTERN),
+    "relation-not-found",
+    "relation-spec",
+    listed="shipped",
+)
 
 
 def shipped_names() -> list[str]:
     """The names of the shipped relation specs."""
-    return sorted(p.stem for p in SHIPPED.glob("*.yaml"))
+    return RELATION_FILES.shipped_names()
 
 
 def compile_memory(context: SectionContext) -> AutoMemory | None:
@@ -94,61 +101,13 @@ def compile_memory(context: SectionContext) -> AutoMemory | None:
     )
 
 
-def _find(context: SectionContext, reference: str) -> Path | None:
-    # What is on the search path, regular or not: a FIFO `relations/debt.yaml` is refused
-    # by _relation, not replaced by the shipped `debt`.
-    if _BARE.match(reference):
-        found = context.shared(f"relations/{reference}.yaml")
-        if found is not None:
-            return found
-        shipped = SHIPPED / f"{reference}.yaml"
-        return shipped if shipped.is_file() else None
-    return context.shared(reference)
-
-
 def _relation(context: SectionContext, index: int, reference: str) -> RelationSpec | None:
-    file = _find(context, reference)
-    if file is None:
-        names = shipped_names()
-        context.error(
-            ("relations", index),
-            "relation-not-found",
-            f"relation spec `{reference}` not found",
-            did_you_mean(reference, names)
-            or f"shipped: {', '.join(names)}; a path is looked up on: "
-            + ", ".join(str(p) for p in context.search_path()),
-        )
+    found = RELATION_FILES.load(context, reference, ("relations", index), shipped_names())
+    if found is None:
         return None
-    if not file.resolve().is_relative_to(SHIPPED.resolve()):
-        if not context.inside(file):
-            context.report(context.outside_file(file, reference))
-            return None
-        kind = not_regular(file)
-        if kind is not None:  # never opened: a FIFO would block the reader forever
-            context.error(
-                ("relations", index),
-                "file-not-regular",
-                f"relation spec `{reference}` is {kind}, not a regular file",
-                f"{file} must be a relation spec file; replace it with an ordinary file",
-            )
-            return None
-        context.depends_on(file)
-    shown = str(file)
-    doc = load_document(file, shown)
-    if isinstance(doc, Issue):
-        if doc.code == "yaml-not-mapping":
-            doc = Issue.of_file(shown, "relation-spec", "a relation spec is a mapping")
-        context.report(doc)
-        return None
-    parsed, issues = validated(doc, RelationFile, "relation-spec")
-    for issue in issues:
-        context.report(issue)
+    file, doc = found
+    parsed = RELATION_FILES.parse(context, doc, RelationFile, relation_problems)
     if parsed is None:
-        return None
-    problems = list(relation_problems(parsed))
-    for where, message in problems:
-        context.report(issue_at(doc, where, "relation-spec", message))
-    if problems:
         return None
     return _compiled(parsed, file.resolve())
 
@@ -188,6 +147,9 @@ def _compiled(spec: RelationFile, file: Path) -> RelationSpec:
         conflict=spec.conflict,
         validity_seconds=None if spec.validity == "permanent" else duration_seconds(spec.validity),
         examples=examples,
-        patterns=tuple((p.match, dict(p.slots), p.modality) for p in spec.patterns),
+        patterns=tuple(
+            (expanded(p.match, spec.words), dict(p.slots), p.modality, p.negative)
+            for p in spec.patterns
+        ),
         file=file,
     )

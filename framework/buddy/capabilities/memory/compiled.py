@@ -35,7 +35,8 @@ class RelationSpec:
     Attributes:
         validity_seconds: How long a fact holds; ``None``: permanently.
         examples: ``(say, facts, modality)`` for the extractor.
-        patterns: ``(regular expression, fixed slots, modality)``.
+        patterns: ``(regular expression, fixed slots, modality, negative)``; ``negative``:
+            the value slot's number is taken negative (a repayment).
     """
 
     name: str
@@ -56,7 +57,7 @@ class RelationSpec:
     conflict: str
     validity_seconds: int | None
     examples: tuple[tuple[str, tuple[dict[str, Any], ...], str], ...]
-    patterns: tuple[tuple[str, dict[str, Any], str], ...]
+    patterns: tuple[tuple[str, dict[str, Any], str, bool], ...]
     file: Path
 
     def slot(self, name: str) -> SlotSpec:

@@ -8,6 +8,10 @@ right type, every required slot, an allowed modality, and the writer rule (the s
 must be one of the writer slots' parties). Anything else is dropped and counted, never
 kept; what is kept still goes through its relation's admission and confirmation.
 
+Patterns read a message clause by clause, past the clause guard
+(:mod:`~buddy.capabilities.memory.clauses`), and a numeric slot's group as a number said
+in any common form (:mod:`~buddy.capabilities.memory.numbers`).
+
 Pure functions; standard library only, but for the patterns' engine
 (:mod:`~buddy.capabilities.memory.patterns`: one message's patterns share a time budget, so
 a pattern that backtracks takes nothing instead of stopping the process). The runtime calls
@@ -21,7 +25,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from buddy.capabilities.memory.clauses import clauses, clean
 from buddy.capabilities.memory.compiled import AutoMemory, RelationSpec
+from buddy.capabilities.memory.numbers import spoken_number
 from buddy.capabilities.memory.patterns import Budget
 from buddy.capabilities.memory.slots import slot_value_problem
 
@@ -96,75 +102,69 @@ def _problem(spec: RelationSpec, slots: Mapping[str, Any], modality: str) -> str
     return None
 
 
-_DIGITS = {
-    "零": 0,
-    "一": 1,
-    "二": 2,
-    "两": 2,
-    "三": 3,
-    "四": 4,
-    "五": 5,
-    "六": 6,
-    "七": 7,
-    "八": 8,
-    "九": 9,
-}
-
-
-def chinese_number(text: str) -> int | None:
-    """A whole number from 0 to 99 written in Chinese numerals (三, 十二, 二十五, 两),
-    or ``None``."""
-    if text in _DIGITS:
-        return _DIGITS[text]
-    tens, sep, ones = text.partition("十")
-    if not sep or len(text) > 3:
-        return None
-    high = 1 if tens == "" else _DIGITS.get(tens)
-    low = 0 if ones == "" else _DIGITS.get(ones)
-    if high is None or low is None or tens == "两" or ones == "两":
-        return None
-    return high * 10 + low
-
-
-def _typed(spec: RelationSpec, name: str, text: str) -> Any:
-    """A pattern group's text as its slot's value (a number from digits or Chinese
-    numerals)."""
-    kind = spec.slot(name).type
-    if kind in ("integer", "number"):
-        spoken = chinese_number(text)
-        if spoken is not None:
-            return spoken
-        try:
-            return int(text) if kind == "integer" else float(text) if "." in text else int(text)
-        except ValueError:
+def _typed(spec: RelationSpec, name: str, text: str, negative: bool) -> Any:
+    """A pattern group's text as its slot's value: a number for a numeric slot (digits
+    or Chinese numerals, :func:`~buddy.capabilities.memory.numbers.spoken_number`; an
+    estimate stays text and is refused by the slot check), negated for the value slot of
+    a ``negative`` pattern; a text without the particles and punctuation around it."""
+    slot = spec.slot(name)
+    if slot.type in ("integer", "number"):
+        number = spoken_number(text)
+        if number is None:
             return text  # refused by the slot check
-    return text
+        return -number if negative and name == spec.value else number
+    return clean(text) if slot.type == "text" else text
 
 
-def from_patterns(memory: AutoMemory, text: str) -> Extracted:
-    """The facts the relations' patterns find in the user's ``text`` (no model call), all
-    of them within one :class:`~buddy.capabilities.memory.patterns.Budget`: a pattern that
-    runs out of time takes nothing (logged once) and the others run on."""
-    text = text[:TEXT_CHARS].strip()
+def from_patterns(memory: AutoMemory, text: str, budget: Budget | None = None) -> Extracted:
+    """The facts the relations' patterns find in the user's ``text`` (no model call).
+
+    The message is read clause by clause (:func:`~buddy.capabilities.memory.clauses.
+    clauses`); a clause the clause guard marks (a question, a supposition, a denial,
+    someone else's words or someone else, a joke, laughter) is skipped. Each relation's
+    patterns are searched in each clause in order, the first match giving that relation's
+    fact for that clause. The same fact twice is one; of two facts of a ``set`` relation
+    with the same key, the later clause's stands (「我叫林小满，叫我满满就好」). All of it
+    within one :class:`~buddy.capabilities.memory.patterns.Budget` (``budget``, or a new
+    one): a pattern that runs out of time takes nothing (logged once) and the others run
+    on.
+    """
+    budget = budget or Budget()
     facts: list[Fact] = []
     dropped: list[str] = []
-    budget = Budget()
-    for spec in memory.relations:
-        for regex, fixed, modality in spec.patterns:
-            match = budget.search(regex, text, owner=f"relation {spec.name}")
-            if match is None:
+    for clause in clauses(text[:TEXT_CHARS].strip()):
+        if clause.guards:
+            continue
+        for spec in memory.relations:
+            fact = _clause_fact(spec, clause.text, budget, dropped)
+            if fact is None or fact in facts:
                 continue
-            slots = dict(fixed)
-            for name, value in match.groupdict().items():
-                if value is not None:
-                    slots[name] = _typed(spec, name, value)
-            problem = _problem(spec, slots, modality)
-            if problem is not None:
-                dropped.append(f"pattern {problem}")
-                continue
-            facts.append(Fact(spec.name, slots, modality, "pattern"))
-            break  # one fact per relation from its patterns
+            if spec.effect == "set":
+                facts = [f for f in facts if not _same_key(spec, f, fact)]
+            facts.append(fact)
     return Extracted(tuple(facts[:FACTS_MAX]), None, tuple(dropped))
+
+
+def _same_key(spec: RelationSpec, old: Fact, new: Fact) -> bool:
+    return old.relation == spec.name and all(old.slots.get(k) == new.slots.get(k) for k in spec.key)
+
+
+def _clause_fact(spec: RelationSpec, text: str, budget: Budget, dropped: list[str]) -> Fact | None:
+    """The fact ``spec``'s first matching pattern takes from one clause."""
+    for regex, fixed, modality, negative in spec.patterns:
+        match = budget.search(regex, text, owner=f"relation {spec.name}")
+        if match is None:
+            continue
+        slots = dict(fixed)
+        for name, value in match.groupdict().items():
+            if value is not None:
+                slots[name] = _typed(spec, name, value, negative)
+        problem = _problem(spec, slots, modality)
+        if problem is not None:
+            dropped.append(f"pattern {problem}")
+            continue
+        return Fact(spec.name, slots, modality, "pattern")
+    return None
 
 
 def _appraisal(raw: Any, dropped: list[str]) -> dict[str, float | bool] | None:

@@ -20,6 +20,11 @@ A fact is stored as one entry of the conversation's platform memory, under a res
 - **share**: :func:`evict` keeps the ledger within ``share.entries`` and ``share.bytes``:
   expired facts first, then the least recently said, lower risk tiers before higher.
 
+**Parties.** A party slot holds ``user`` (the one person of a private chat) or ``buddy``
+as extracted; in a group the engine stores the speaking member's id (``m_…``) for
+``user`` (:func:`as_member`), so each member's facts are keyed apart and
+:func:`member_of` says whose a fact is. A private chat's facts keep ``user``.
+
 Pure functions; standard library only.
 """
 
@@ -28,25 +33,29 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from buddy.capabilities.memory.compiled import AutoMemory, RelationSpec
 from buddy.capabilities.memory.extract import Fact
 from buddy.capabilities.memory.limits import AUTO_KEY_PREFIX, RISK_TIERS
+from buddy.capabilities.memory.slots import PARTIES, as_member, member_of
 
 __all__ = [
     "MESSAGES_KEPT",
+    "PARTIES",
     "Entry",
     "Ledger",
     "Outcome",
     "apply",
+    "as_member",
     "confirm",
     "decode",
     "encode",
     "evict",
     "expire",
     "fact_key",
+    "member_of",
 ]
 
 #: The message ids an entry remembers, so a redelivered message applies nothing twice.
@@ -67,6 +76,9 @@ class Entry:
         repaid: Under ``conservation: repayment``, the repayments so far.
         updated: When it was last said (platform seconds); ``expires``: when it lapses.
         messages: The last message ids applied to it.
+        confirmed: The message that confirmed its last proposal — the answer to the
+            card, or the proposal said again — or ``""``. The message the proposal was
+            said in is the one before it in ``messages``: the playground shows both.
     """
 
     relation: str
@@ -79,6 +91,7 @@ class Entry:
     claims: tuple[Any, ...] = ()
     repaid: float = 0.0
     messages: tuple[str, ...] = field(default=())
+    confirmed: str = ""
 
 
 Ledger = Mapping[str, Entry]
@@ -101,9 +114,16 @@ def fact_key(spec: RelationSpec, slots: Mapping[str, Any]) -> str:
     return f"{AUTO_KEY_PREFIX}{spec.name}:{digest}"
 
 
+_FIELDS = tuple(f.name for f in fields(Entry))
+
+
 def encode(entry: Entry) -> str:
     """The entry as the memory text stored for it."""
-    return json.dumps(asdict(entry), ensure_ascii=False, separators=(",", ":"))
+    # What `asdict` gives, without its deep copy (it was most of the layer's own time in a
+    # turn): the fields in order, the slots as a dict; JSON writes tuples as lists.
+    data = {name: getattr(entry, name) for name in _FIELDS}
+    data["slots"] = dict(entry.slots)
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
 
 
 def decode(text: str) -> Entry | None:
@@ -281,8 +301,10 @@ def confirm(
         return book, Outcome("refused", key, "the user said no")
     fact = Fact(entry.relation, {**entry.slots, spec.value: entry.proposed}, "asserted", "card")
     book[key] = replace(entry, proposed=None)
-    book, outcome = _keep(spec, book, key, fact, entry.proposed, now, message or f"card@{now}")
+    message = message or f"card@{now}"
+    book, outcome = _keep(spec, book, key, fact, entry.proposed, now, message)
     if outcome.kind in ("kept", "updated", "unchanged"):
+        book[key] = replace(book[key], confirmed=message)
         return book, Outcome("confirmed", key, outcome.reason)
     if entry.value is None:  # confirmed but not keepable: no placeholder stays behind
         book.pop(key, None)

@@ -18,6 +18,7 @@ __all__ = [
     "BUDGET_CHARS",
     "CARD_CHARS",
     "KEY_TEMPLATE_SCHEMAS",
+    "MEMORY_BATCH_ITEMS",
     "MEMORY_ENTRIES_MAX",
     "MEMORY_KEY_CHARS",
     "MEMORY_KEY_PATTERN",
@@ -38,6 +39,9 @@ MEMORY_KEY_CHARS = 64
 MEMORY_TEXT_BYTES = 16 * 1024
 MEMORY_ENTRIES_MAX = 64
 MEMORY_TOTAL_BYTES = 256 * 1024
+#: One batch (``POST /internal/v1/memory``): at most this many deletes, and as many
+#: writes — a conversation holds no more entries than that.
+MEMORY_BATCH_ITEMS = MEMORY_ENTRIES_MAX
 
 # Automatic memory (`memory:` in buddy.yaml): each bound is (default, least, most).
 #: Relation specs one buddy may declare.

@@ -7,8 +7,10 @@ matches, and the standard library's ``re`` cannot be interrupted: one message wo
 process. So patterns run on the ``regex`` package (the same syntax as ``re``, and more),
 whose every call takes a ``timeout``:
 
-- :class:`Budget` is the time one message's patterns have together (:data:`BUDGET_MS`);
-  each search gets at most :data:`PATTERN_MS` of what is left. A pattern that runs out
+- :class:`Budget` is the time one message's patterns have together (:data:`BUDGET_MS`),
+  counted in the CPU time of the thread that searches — what a backtracking pattern
+  burns — so a busy machine that keeps the process waiting does not make a message's
+  patterns take nothing; each search gets at most :data:`PATTERN_MS` of what is left. A pattern that runs out
   took nothing from that message — never an exception — is skipped for the rest of it,
   and is logged once (a WARNING naming its owner and the pattern); the message's other
   patterns run on in what is left.
@@ -18,6 +20,10 @@ whose every call takes a ``timeout``:
   ``(\\S+\\s*)+``) or a repeated choice between alternatives that match the same text
   (``(a|a)*``, ``(.|x)+``). Only what is certain is refused; the timeout bounds the rest.
 
+A pattern may name a word list of its file (``words:``) as ``{{name}}``:
+:func:`expanded` puts the list in as an alternation of its words, escaped, longest first —
+a long vocabulary stays a reviewable YAML list instead of a regular expression nobody reads.
+
 ``regex`` is imported on first use, so a buddy without patterns never pays for it.
 """
 
@@ -25,15 +31,26 @@ from __future__ import annotations
 
 import importlib
 import logging
+import re
 import time
 import warnings
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import regex
 
-__all__ = ["BUDGET_MS", "PATTERN_MS", "Budget", "compiled", "pattern_problem"]
+__all__ = [
+    "BUDGET_MS",
+    "PATTERN_MS",
+    "WORD_LIST_PATTERN",
+    "Budget",
+    "compiled",
+    "expanded",
+    "pattern_problem",
+    "placeholders",
+]
 
 #: The time all the patterns of one message (one lore scan) take together, at most.
 BUDGET_MS = 20.0
@@ -41,6 +58,10 @@ BUDGET_MS = 20.0
 PATTERN_MS = 5.0
 #: Patterns already warned about, kept at most (then forgotten, and warned about again).
 _WARNED_MAX = 4096
+
+#: A word list's name, as its file's ``words:`` declares it and a pattern writes ``{{name}}``.
+WORD_LIST_PATTERN = r"^[a-z][a-z0-9_]{0,31}$"
+_PLACEHOLDER = re.compile(r"\{\{([a-z][a-z0-9_]{0,31})\}\}")
 
 log = logging.getLogger("buddy.capabilities.memory.patterns")
 _warned: set[tuple[str, str, str]] = set()
@@ -64,6 +85,26 @@ def compiled(pattern: str, ignore_case: bool = False) -> regex.Pattern[str]:
     return result
 
 
+def placeholders(pattern: str) -> list[str]:
+    """The word lists ``pattern`` names (``{{name}}``), in order."""
+    return _PLACEHOLDER.findall(pattern)
+
+
+def expanded(pattern: str, words: Mapping[str, Sequence[str]]) -> str:
+    """``pattern`` with each ``{{name}}`` replaced by ``(?:word|word…)``: the list's words
+    escaped, longest first (so a longer word wins over its own prefix).
+
+    Raises:
+        KeyError: ``pattern`` names a list ``words`` does not have.
+    """
+
+    def alternation(found: re.Match[str]) -> str:
+        listed = sorted(set(words[found.group(1)]), key=lambda w: (-len(w), w))
+        return "(?:" + "|".join(re.escape(w) for w in listed) + ")"
+
+    return _PLACEHOLDER.sub(alternation, pattern)
+
+
 def _warn(owner: str, pattern: str, why: str) -> None:
     key = (owner, pattern, why)
     if key in _warned:
@@ -84,7 +125,7 @@ class Budget:
     __slots__ = ("_deadline", "_stopped")
 
     def __init__(self, ms: float = BUDGET_MS) -> None:
-        self._deadline = time.monotonic() + ms / 1000
+        self._deadline = time.thread_time() + ms / 1000
         self._stopped: set[tuple[str, bool]] = set()
 
     def search(
@@ -99,13 +140,17 @@ class Budget:
         """
         if (pattern, ignore_case) in self._stopped:
             return None
-        left = self._deadline - time.monotonic()
-        if left <= 0:
-            self._stopped.add((pattern, ignore_case))
-            _warn(owner, pattern, f"the message's {BUDGET_MS:g} ms for patterns was spent")
-            return None
         try:
+            # Compiled once per process (the first message that meets it): not this
+            # message's time, so the budget is given it back.
+            started = time.thread_time()
             found = compiled(pattern, ignore_case)
+            self._deadline += time.thread_time() - started
+            left = self._deadline - time.thread_time()
+            if left <= 0:
+                self._stopped.add((pattern, ignore_case))
+                _warn(owner, pattern, f"the message's {BUDGET_MS:g} ms for patterns was spent")
+                return None
             return found.search(text, timeout=min(left, PATTERN_MS / 1000))
         except TimeoutError:
             self._stopped.add((pattern, ignore_case))

@@ -2,31 +2,58 @@
 
 Memory belongs to one conversation and goes with it (``ON DELETE CASCADE``). Every limit
 is checked inside the write's transaction, so concurrent writes cannot together exceed
-the entry count or the total size.
+the entry count or the total size; a batch is one transaction, applied whole or not at
+all. Each change (a write, a delete, a non-empty batch) moves the conversation's memory
+**revision** on by exactly one in the same transaction: the answers carry it, and the
+gateway stamps it on every event it delivers (:data:`REVISION`), so a buddy that knows
+which revisions its own requests made can tell that nothing else wrote without reading
+memory back (docs/protocol.md §6).
 """
 
 from __future__ import annotations
 
 import sqlite3
-import sys
-from typing import Annotated, Any
+from typing import Annotated
 
-from fastapi import APIRouter, Depends, Path, Request
+from fastapi import APIRouter, Depends, Header, Path, Request
 from pydantic import AfterValidator
 from starlette.convertors import Convertor, register_url_convertor
 
 from buddy.capabilities.memory.limits import (
     MEMORY_KEY_CHARS,
-    MEMORY_KEY_SCHEMA,
     memory_capacity_refusal,
     memory_key_refusal,
 )
-from buddy.capabilities.memory.wire import MemoryEntry, MemoryList, MemoryWrite
+from buddy.capabilities.memory.wire import (
+    MemoryApplied,
+    MemoryBatch,
+    MemoryEntry,
+    MemoryList,
+    MemoryWrite,
+    MemoryWritten,
+    key_schema,
+)
 from buddy.errors import Reject
-from buddy.platform.dev.core import ConversationRow, conversation, platform_of
+from buddy.platform.dev.core import (
+    ConversationRow,
+    Identity,
+    conversation,
+    conversation_in,
+    identity,
+    platform_of,
+)
+from buddy.platform.limits import Refusal
 from buddy.platform.protocol.conversation import refused
 
-__all__ = ["LINKS", "PATH_CODES", "TABLES", "check_key", "router"]
+__all__ = [
+    "LINKS",
+    "PATH_CODES",
+    "REVISION",
+    "TABLES",
+    "check_key",
+    "revision",
+    "router",
+]
 
 TABLES = """
 CREATE TABLE IF NOT EXISTS memory (
@@ -37,11 +64,19 @@ CREATE TABLE IF NOT EXISTS memory (
     updated_at REAL NOT NULL,
     PRIMARY KEY (conversation_id, key)
 );
+CREATE TABLE IF NOT EXISTS memory_revisions (
+    conversation_id TEXT PRIMARY KEY REFERENCES conversations (id) ON DELETE CASCADE,
+    revision INTEGER NOT NULL
+);
 """
 
 router = APIRouter(prefix="/internal/v1/memory", tags=["memory"])
 
 Conv = Annotated[ConversationRow, Depends(conversation)]
+Who = Annotated[Identity, Depends(identity)]
+ConversationId = Annotated[
+    str, Header(alias="X-Conversation-Id", description="The conversation the call is for.")
+]
 
 
 def _key(key: str) -> str:
@@ -49,15 +84,6 @@ def _key(key: str) -> str:
     if refusal is not None:
         raise refused(refusal)
     return key
-
-
-def _key_schema(schema: dict[str, Any]) -> None:
-    # MEMORY_KEY_SCHEMA's `\s` is Python's whitespace (str.isspace), which the platform
-    # checks; JSON Schema validators read `\s` as Unicode's White_Space, without U+001C–
-    # U+001F or U+0085. The document spells Python's out (made when it is built).
-    schema.update({k: v for k, v in MEMORY_KEY_SCHEMA.items() if k != "pattern"})
-    spaces = "".join(c for c in map(chr, range(sys.maxunicode + 1)) if c.isspace())
-    schema["pattern"] = f"^[^{spaces}/]+$"
 
 
 Key = Annotated[
@@ -68,7 +94,7 @@ Key = Annotated[
             "(a `/` in the path is part of the key and makes it invalid):"
             " `400 memory_key_invalid`."
         ),
-        json_schema_extra=_key_schema,
+        json_schema_extra=key_schema,
     ),
     AfterValidator(_key),
 ]
@@ -101,9 +127,63 @@ def check_key(key: str) -> None:
         raise Reject.of(refused)
 
 
+def revision(conn: sqlite3.Connection, conversation_id: str) -> int:
+    """The conversation's memory revision (0 while its memory never changed)."""
+    row = conn.execute(
+        "SELECT revision FROM memory_revisions WHERE conversation_id = ?", (conversation_id,)
+    ).fetchone()
+    return int(row[0]) if row is not None else 0
+
+
+#: The part's revision of a conversation, stamped on each event delivered (``revisions``).
+REVISION = revision
+#: The part's name among the platform's (its capability's), for ``Platform.moved``.
+PART = "memory"
+
+
+def _changed(conn: sqlite3.Connection, conversation_id: str) -> int:
+    """One change more: the conversation's new memory revision."""
+    (moved,) = conn.execute(
+        "INSERT INTO memory_revisions (conversation_id, revision) VALUES (?, 1)"
+        " ON CONFLICT (conversation_id) DO UPDATE SET revision = revision + 1"
+        " RETURNING revision",
+        (conversation_id,),
+    ).fetchone()
+    return int(moved)
+
+
+def _put(
+    conn: sqlite3.Connection, conversation_id: str, key: str, text: str, now: float
+) -> Refusal | None:
+    """Write one entry unless it does not fit (the refusal, nothing written): the one
+    place the entry count and the total are checked, for single writes and batches."""
+    size = len(text.encode("utf-8"))
+    old = conn.execute(
+        "SELECT bytes FROM memory WHERE conversation_id = ? AND key = ?", (conversation_id, key)
+    ).fetchone()
+    count, total = conn.execute(
+        "SELECT COUNT(*), COALESCE(SUM(bytes), 0) FROM memory WHERE conversation_id = ?",
+        (conversation_id,),
+    ).fetchone()
+    refusal = memory_capacity_refusal(count, total, old["bytes"] if old is not None else None, size)
+    if refusal is not None:
+        return refusal
+    conn.execute(
+        "INSERT INTO memory (conversation_id, key, text, bytes, updated_at)"
+        " VALUES (?, ?, ?, ?, ?) ON CONFLICT (conversation_id, key) DO UPDATE SET"
+        " text = excluded.text, bytes = excluded.bytes, updated_at = excluded.updated_at",
+        (conversation_id, key, text, size, now),
+    )
+    return None
+
+
+def _delete(conn: sqlite3.Connection, conversation_id: str, key: str) -> None:
+    conn.execute("DELETE FROM memory WHERE conversation_id = ? AND key = ?", (conversation_id, key))
+
+
 @router.get("", response_model=MemoryList)
 async def list_memory(request: Request, conv: Conv) -> MemoryList:
-    """Every memory entry of the conversation, sorted by key."""
+    """Every memory entry of the conversation, sorted by key, and the revision they are at."""
 
     def fetch(conn: sqlite3.Connection) -> MemoryList:
         rows = conn.execute(
@@ -113,14 +193,47 @@ async def list_memory(request: Request, conv: Conv) -> MemoryList:
         return MemoryList(
             entries=[
                 MemoryEntry(key=r["key"], text=r["text"], updated_at=r["updated_at"]) for r in rows
-            ]
+            ],
+            revision=revision(conn, conv.id),
         )
 
     return await platform_of(request).store.read(fetch)
 
 
-@router.put("/{key:memory_key}", response_model=MemoryEntry)
-async def write_memory(request: Request, conv: Conv, key: Key, body: MemoryWrite) -> MemoryEntry:
+@router.post("", response_model=MemoryApplied)
+async def apply_memory(
+    request: Request, who: Who, conversation_id: ConversationId, body: MemoryBatch
+) -> MemoryApplied:
+    """Several deletes and writes of the conversation's memory in one transaction: the
+    deletes first, then the writes in order, each held to the rules of its single request
+    at that point (``memory_key_invalid``, ``memory_text_too_long``, ``memory_full``,
+    ``memory_total_too_large``, the reason naming the item: ``writes[2]: …``). One refused
+    item refuses the batch, and nothing of it is applied. At most
+    ``MEMORY_BATCH_ITEMS`` deletes and as many writes. A non-empty batch moves the
+    revision on by exactly one; an empty one answers the current revision."""
+    platform = platform_of(request)
+    now = platform.clock.time()
+
+    def apply(conn: sqlite3.Connection) -> MemoryApplied:
+        # The conversation checked in the batch's own transaction: one trip to the store.
+        cid = conversation_in(conn, who, conversation_id).id
+        if not body.deletes and not body.writes:
+            return MemoryApplied(revision=revision(conn, cid), updated_at=now)
+        for key in body.deletes:
+            _delete(conn, cid, key)
+        for i, write in enumerate(body.writes):
+            refusal = _put(conn, cid, write.key, write.text, now)
+            if refusal is not None:  # the store rolls the whole batch back
+                raise Reject(refusal.status, refusal.code, f"writes[{i}]: {refusal.reason}")
+        return MemoryApplied(revision=_changed(conn, cid), updated_at=now)
+
+    applied = await platform.store.write(apply)
+    platform.moved(PART, conversation_id, applied.revision)
+    return applied
+
+
+@router.put("/{key:memory_key}", response_model=MemoryWritten)
+async def write_memory(request: Request, conv: Conv, key: Key, body: MemoryWrite) -> MemoryWritten:
     """Write one entry, replacing any text already under ``key``.
 
     Refused (400) when the key is invalid (``memory_key_invalid``), the text is over
@@ -128,42 +241,32 @@ async def write_memory(request: Request, conv: Conv, key: Key, body: MemoryWrite
     (``memory_full``), or all texts together would exceed 262144 bytes after the write
     (``memory_total_too_large``). Overwriting a key never counts as a new entry.
     """
-    size = len(body.text.encode("utf-8"))
     platform = platform_of(request)
     now = platform.clock.time()
 
-    def write(conn: sqlite3.Connection) -> MemoryEntry:
-        old = conn.execute(
-            "SELECT bytes FROM memory WHERE conversation_id = ? AND key = ?", (conv.id, key)
-        ).fetchone()
-        count, total = conn.execute(
-            "SELECT COUNT(*), COALESCE(SUM(bytes), 0) FROM memory WHERE conversation_id = ?",
-            (conv.id,),
-        ).fetchone()
-        refusal = memory_capacity_refusal(
-            count, total, old["bytes"] if old is not None else None, size
-        )
+    def write(conn: sqlite3.Connection) -> MemoryWritten:
+        refusal = _put(conn, conv.id, key, body.text, now)
         if refusal is not None:
             raise Reject.of(refusal)
-        conn.execute(
-            "INSERT INTO memory (conversation_id, key, text, bytes, updated_at)"
-            " VALUES (?, ?, ?, ?, ?) ON CONFLICT (conversation_id, key) DO UPDATE SET"
-            " text = excluded.text, bytes = excluded.bytes, updated_at = excluded.updated_at",
-            (conv.id, key, body.text, size, now),
-        )
-        return MemoryEntry(key=key, text=body.text, updated_at=now)
+        moved = _changed(conn, conv.id)
+        return MemoryWritten(key=key, text=body.text, updated_at=now, revision=moved)
 
-    return await platform.store.write(write)
+    written = await platform.store.write(write)
+    platform.moved(PART, conv.id, written.revision)
+    return written
 
 
 @router.delete("/{key:memory_key}", status_code=204)
 async def delete_memory(request: Request, conv: Conv, key: Key) -> None:
-    """Delete one entry; 204 also when there was none (an invalid key is still 400)."""
+    """Delete one entry; 204 also when there was none (an invalid key is still 400). The
+    revision moves on either way."""
 
-    def delete(conn: sqlite3.Connection) -> None:
-        conn.execute("DELETE FROM memory WHERE conversation_id = ? AND key = ?", (conv.id, key))
+    def delete(conn: sqlite3.Connection) -> int:
+        _delete(conn, conv.id, key)
+        return _changed(conn, conv.id)
 
-    await platform_of(request).store.write(delete)
+    platform = platform_of(request)
+    platform.moved(PART, conv.id, await platform.store.write(delete))
 
 
 #: A memory key that is not UTF-8 is refused as the key it is (``buddy.platform.dev.parts``).

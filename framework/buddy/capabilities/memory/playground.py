@@ -1,6 +1,6 @@
 """What the playground's memory panel shows of a buddy's companion layer: its relations
-(to name a ledger's facts), the character's parameters (to draw the state's decay
-between messages) and the budget."""
+(to name a ledger's facts, and its party slots to tell whose a group's fact is), the
+character's parameters (to draw the state's decay between messages) and the budget."""
 
 from __future__ import annotations
 
@@ -29,6 +29,8 @@ def panel(blueprint: Blueprint) -> dict[str, Any]:
                 "value": r.value,
                 "risk": r.risk,
                 "slots": {s.name: s.title for s in r.slots},
+                # In a group these hold a member's id: the fact is that member's.
+                "parties": [s.name for s in r.slots if s.type == "party"],
             }
             for r in memory.relations
         }

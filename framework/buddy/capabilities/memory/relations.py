@@ -22,7 +22,13 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field
 
-from buddy.capabilities.memory.patterns import compiled, pattern_problem
+from buddy.capabilities.memory.patterns import (
+    WORD_LIST_PATTERN,
+    compiled,
+    expanded,
+    pattern_problem,
+    placeholders,
+)
 from buddy.capabilities.memory.slots import TEXT_SLOT_CHARS, SlotLike, slot_value_problem
 from buddy.manifest.schema import DURATION_PATTERN, Strict, duration_seconds
 
@@ -33,15 +39,19 @@ __all__ = [
     "RELATION_NAME_PATTERN",
     "SLOTS_MAX",
     "TEXT_SLOT_CHARS",
+    "WORDS_MAX",
+    "WORD_LISTS_MAX",
     "Delta",
     "Example",
     "Pattern",
     "RelationFile",
     "Slot",
     "SlotLike",
+    "WordLists",
     "fact_problems",
     "relation_problems",
     "slot_value_problem",
+    "words_problem",
 ]
 
 RELATION_NAME_PATTERN = r"^[a-z][a-z0-9_]{0,31}$"
@@ -53,9 +63,25 @@ PATTERNS_MAX = 8
 #: A pattern is matched against untrusted user text: kept short, so a reviewer can read
 #: it and its cost stays small (the text it runs on is bounded too).
 PATTERN_CHARS = 300
+#: Word lists of one file, and words of one list, at most (``words:``; a pattern names a
+#: list as ``{{name}}``).
+WORD_LISTS_MAX = 8
+WORDS_MAX = 300
 
 SlotType = Literal["party", "text", "number", "integer", "boolean", "date", "choice"]
 Name = Annotated[str, Field(pattern=SLOT_NAME_PATTERN)]
+Word = Annotated[str, Field(min_length=1, max_length=20, pattern=r"^\S+$")]
+#: A file's ``words:``: named lists of plain words a pattern puts in as ``{{name}}``.
+WordLists = Annotated[
+    dict[
+        Annotated[str, Field(pattern=WORD_LIST_PATTERN)],
+        Annotated[list[Word], Field(min_length=1, max_length=WORDS_MAX)],
+    ],
+    Field(
+        max_length=WORD_LISTS_MAX,
+        description="Named lists of words: a pattern writes `{{name}}` for any one of them.",
+    ),
+]
 
 
 class Slot(Strict):
@@ -111,14 +137,20 @@ class Example(Strict):
 
 class Pattern(Strict):
     """A regular expression that yields a fact with no model call (Python syntax, run by
-    ``regex`` within a time budget; its named groups fill slots, ``slots`` gives the
-    others)."""
+    ``regex`` within a time budget, on each clause of a message; its named groups fill
+    slots, ``slots`` gives the others; ``{{name}}`` is any word of the list ``name`` of
+    the file's ``words:``)."""
 
     match: str = Field(min_length=1, max_length=PATTERN_CHARS)
     slots: Annotated[dict[Name, Any], AfterValidator(_iso_dates)] = Field(
         default_factory=dict, description="Fixed slot values."
     )
     modality: Literal["asserted", "request"] = "asserted"
+    negative: bool = Field(
+        default=False,
+        description="The value slot's number is taken negative: for a `delta` relation, a "
+        "repayment or a waiver (「我还你一百」).",
+    )
 
 
 Modality = Literal["asserted", "request"]
@@ -175,6 +207,7 @@ class RelationFile(Strict):
         default="permanent", description="`permanent`, or how long a fact holds (`30d`)."
     )
     examples: list[Example] = Field(default_factory=list, max_length=EXAMPLES_MAX)
+    words: WordLists = Field(default_factory=dict)
     patterns: list[Pattern] = Field(default_factory=list, max_length=PATTERNS_MAX)
 
 
@@ -260,14 +293,34 @@ def fact_problems(spec: RelationFile, fact: Mapping[str, Any]) -> Iterator[Probl
             yield (), f"the required slot `{name}` is missing"
 
 
+def words_problem(pattern: str, words: Mapping[str, list[str]]) -> str | None:
+    """Why ``pattern`` names a word list its file does not declare, or ``None``."""
+    unknown = [n for n in placeholders(pattern) if n not in words]
+    if not unknown:
+        return None
+    declared = ", ".join(words) or "none"
+    return f"`{{{{{unknown[0]}}}}}` names no list of `words:` (declared: {declared})"
+
+
 def _pattern_problems(spec: RelationFile, pattern: Pattern) -> Iterator[Problem]:
-    problem = pattern_problem(pattern.match)
+    problem = words_problem(pattern.match, spec.words)
+    if problem is not None:
+        yield ("match",), problem
+        return
+    match = expanded(pattern.match, spec.words)
+    problem = pattern_problem(match)
     if problem is not None:
         yield ("match",), problem
         return
     if pattern.modality not in spec.modalities:
         yield ("modality",), f"`{pattern.modality}` is not in `modalities`"
-    groups = set(compiled(pattern.match).groupindex)
+    groups = set(compiled(match).groupindex)
+    if pattern.negative and (spec.effect != "delta" or spec.value not in groups):
+        yield (
+            ("negative",),
+            "`negative` takes a `delta` relation's value negative: the value slot must be a "
+            "group of the pattern and the relation's effect `delta`",
+        )
     for group in sorted(groups - set(spec.slots)):
         yield ("match",), f"the group `{group}` is not a slot ({', '.join(spec.slots)})"
     for name, value in pattern.slots.items():

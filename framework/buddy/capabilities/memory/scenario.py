@@ -1,7 +1,12 @@
 """Memory in scenario files: the expectations ``memory`` (entries by key: exact text, or
 ``null`` for none) and ``memory_keys`` (every key), read as the buddy reads them; and
 the companion layer's words — the step key ``extract:`` (the extractor's scripted answer
-for the step's message) and the expectations ``facts``, ``card``, ``mood`` and ``lore``."""
+for the step's message) and the expectations ``facts``, ``card``, ``mood`` and ``lore``.
+
+In a group the layer keeps facts and mood per member: a ``facts`` item's ``member`` names
+whose fact it is (its ``user`` slots are that member), ``mood`` (in
+:mod:`~buddy.capabilities.memory.scenario_mood`) names toward whom, and what a failing
+expectation prints names the members."""
 
 from __future__ import annotations
 
@@ -11,15 +16,14 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field
 
-from buddy.capabilities.character.compiled import CharacterSpec
-from buddy.capabilities.character.state import Mood, decayed, start
 from buddy.capabilities.lore.compiled import Lore
 from buddy.capabilities.memory.compiled import AutoMemory, RelationSpec
 from buddy.capabilities.memory.extract import from_model
-from buddy.capabilities.memory.ledger import Entry, decode, expire
+from buddy.capabilities.memory.ledger import Entry, as_member, decode, expire, member_of
 from buddy.capabilities.memory.limits import AUTO_KEY_PREFIX
 from buddy.capabilities.memory.prompt import ledger_context
 from buddy.capabilities.memory.relations import SlotValues
+from buddy.capabilities.memory.scenario_mood import MoodExpect, check_mood, verify_mood
 from buddy.manifest.schema import Strict, did_you_mean
 from buddy.testing.expectations import Miss, Observed, Text, quoted
 
@@ -36,6 +40,8 @@ __all__ = [
     "MemoryExpect",
     "MemoryKeysExpect",
     "MoodExpect",
+    "check_mood",
+    "verify_mood",
 ]
 
 MemoryExpect = dict[Annotated[str, Field(min_length=1)], str | None]
@@ -220,17 +226,32 @@ class FactExpect(Strict):
     status: Literal["kept", "proposed", "disputed", "absent"] = Field(
         default="kept", description="`absent`: no such fact (expired, evicted, refused)."
     )
+    member: Text | None = Field(
+        default=None,
+        description="Whose fact: a member's name (in a group, the member it is about, and "
+        "what its `user` slots mean; required there for slots that say `user`).",
+    )
 
 
 FactsExpect = list[FactExpect]
 
 
 def check_facts(value: list[FactExpect], path: YamlPath, check: StepCheck) -> None:
-    """Each fact names a relation the buddy declares and slots of its spec."""
+    """Each fact names a relation the buddy declares and slots of its spec, and a member
+    of the conversation; in a group, a fact whose slots say ``user`` names whose."""
     relations = _relations(path, check)
-    if relations is not None:
-        for index, fact in enumerate(value):
+    for index, fact in enumerate(value):
+        if relations is not None:
             _fact_names(fact.relation, fact.slots, (*path, index), relations, check)
+        if fact.member is not None:
+            check.member((*path, index, "member"), fact.member)
+        elif check.kind == "group" and "user" in fact.slots.values():
+            check.issue(
+                (*path, index),
+                "member-required",
+                "in a group each member's facts are their own: say whose `user` this is",
+                "add `member:` with a member's name",
+            )
 
 
 def check_card(value: str, path: YamlPath, check: StepCheck) -> None:
@@ -243,20 +264,6 @@ def check_card(value: str, path: YamlPath, check: StepCheck) -> None:
             "memory-undeclared",
             "the buddy declares no `memory:`, so it has no card",
             "add `memory: {auto: true, relations: [...]}` to buddy.yaml",
-            key=True,
-        )
-
-
-def check_mood(value: dict[str, Any], path: YamlPath, check: StepCheck) -> None:
-    """The buddy has a character to be in a mood (the keys are the model's)."""
-    if check.blueprint is not None and not isinstance(
-        check.blueprint.sections.get("character"), CharacterSpec
-    ):
-        check.issue(
-            path,
-            "character-undeclared",
-            "the buddy declares no `character:`, so it has no mood",
-            "add `character: ...` to buddy.yaml",
             key=True,
         )
 
@@ -286,11 +293,6 @@ def check_lore(value: list[str], path: YamlPath, check: StepCheck) -> None:
             )
 
 
-Bound = Annotated[float, Field(ge=0, le=1)]
-MoodExpect = dict[
-    Literal["anger", "sadness", "trust"],
-    Bound | Annotated[list[Bound], Field(min_length=2, max_length=2)],
-]
 LoreExpect = list[Text]
 #: The card, exactly (``""``: nothing known yet).
 CardExpect = str
@@ -319,31 +321,59 @@ async def layer_state(run: StepRun, seen: Observed) -> dict[str, Any]:
     return {"ledger": ledger, "state": state, "now": now, "report": report, "run": run}
 
 
-def _matches(entry: Entry, expect: FactExpect) -> bool:
-    return entry.relation == expect.relation and all(
-        entry.slots.get(k) == v for k, v in expect.slots.items()
-    )
+def _members(state: dict[str, Any]) -> dict[str, str]:
+    """A group's members as the layer stored them: id → name (empty in a private chat)."""
+    pairs = state["state"].get("members")
+    return {
+        str(p[0]): str(p[1])
+        for p in (pairs if isinstance(pairs, list) else [])
+        if isinstance(p, list) and len(p) == 2
+    }
+
+
+def _matches(
+    entry: Entry, expect: FactExpect, member: str | None, memory: AutoMemory | None
+) -> bool:
+    """Whether ``entry`` is the fact ``expect`` describes; ``member``: the id of the group
+    member it names (then the fact is theirs, and its ``user`` slots are them)."""
+    spec = memory.relation(entry.relation) if memory is not None else None
+    if entry.relation != expect.relation:
+        return False
+    slots = dict(expect.slots)
+    if member is not None and spec is not None:
+        if member_of(spec, entry.slots) != member:
+            return False
+        slots = as_member(spec, slots, member)
+    return all(entry.slots.get(k) == v for k, v in slots.items())
 
 
 def verify_facts(
     expect: list[FactExpect], seen: Observed, state: dict[str, Any], exact: bool
 ) -> tuple[list[Miss], list[Miss]]:
-    """Each listed fact is held with its status and value, or (``absent``) is not."""
+    """Each listed fact is held with its status and value, or (``absent``) is not — in a
+    group, the fact of the member named."""
     failures: list[Miss] = []
     now = state["now"]
+    names = _members(state)
+    memory = state["run"].blueprint.sections.get("memory")
+    memory = memory if isinstance(memory, AutoMemory) else None
     held = [e for e in state["ledger"].values() if e.expires is None or e.expires > now]
     for index, want in enumerate(expect):
         path: YamlPath = ("facts", index)
-        found = [e for e in held if _matches(e, want)]
+        member = None
+        if want.member is not None and names:  # a private chat's facts say `user`
+            member = state["run"].member_id(want.member)
+        found = [e for e in held if _matches(e, want, member, memory)]
+        of = f" of {want.member}" if want.member is not None else ""
+        what = f"{want.relation}{of}"
         if want.status == "absent":
             if found:
-                failures.append(
-                    Miss(path, f"expected no {want.relation} fact, got {_shown(found)}")
-                )
+                shown = _shown(found, names, memory)
+                failures.append(Miss(path, f"expected no {want.relation} fact{of}, got {shown}"))
             continue
         if not found:
-            have = _shown(held) if held else "no facts"
-            failures.append(Miss(path, f"expected a {want.relation} fact, got {have}"))
+            have = _shown(held, names, memory) if held else "no facts"
+            failures.append(Miss(path, f"expected a {want.relation} fact{of}, got {have}"))
             continue
         entry = found[0]
         value = entry.proposed if want.status == "proposed" else entry.value
@@ -351,18 +381,23 @@ def verify_facts(
             failures.append(
                 Miss(
                     path,
-                    f"expected {want.relation} {want.status} = {quoted(want.value)}, "
+                    f"expected {what} {want.status} = {quoted(want.value)}, "
                     f"got {entry.status} = {quoted(value)}",
                 )
             )
     return failures, []
 
 
-def _shown(entries: list[Entry]) -> str:
-    return ", ".join(
-        f"{e.relation} {e.status} {quoted(e.proposed if e.status == 'proposed' else e.value)}"
-        for e in entries
-    )
+def _shown(entries: list[Entry], names: dict[str, str], memory: AutoMemory | None) -> str:
+    """The facts as a failure names them (in a group with whose they are)."""
+    shown = []
+    for e in entries:
+        spec = memory.relation(e.relation) if memory is not None else None
+        member = member_of(spec, e.slots) if spec is not None else None
+        whose = f" of {names.get(member, member)}" if member is not None else ""
+        value = quoted(e.proposed if e.status == "proposed" else e.value)
+        shown.append(f"{e.relation}{whose} {e.status} {value}")
+    return ", ".join(shown)
 
 
 def verify_card(
@@ -372,31 +407,16 @@ def verify_card(
     memory = state["run"].blueprint.sections.get("memory")
     if not isinstance(memory, AutoMemory):
         return [Miss(("card",), "the buddy declares no `memory:`")], []
-    card = ledger_context(memory, expire(state["ledger"], state["now"]).values())["card"]
+    # In a group the card names each member's facts, the one who spoke last first.
+    names = dict(reversed(_members(state).items()))
+    card = ledger_context(memory, expire(state["ledger"], state["now"]).values(), names)["card"]
     if card != expect:
         return [Miss(("card",), f"expected the card {quoted(expect)}, got {quoted(card)}")], []
+    for line in card.splitlines():
+        missed = unseen(("card",), f"the card's line {quoted(line)}", line, seen)
+        if missed is not None:
+            return [missed], []
     return [], []
-
-
-def verify_mood(
-    expect: dict[str, Any], seen: Observed, state: dict[str, Any], exact: bool
-) -> tuple[list[Miss], list[Miss]]:
-    """The character's state now (decayed to the platform clock): each value to two
-    decimals, or within ``[low, high]``."""
-    spec = state["run"].blueprint.sections.get("character")
-    if not isinstance(spec, CharacterSpec):
-        return [Miss(("mood",), "the buddy declares no `character:`")], []
-    raw = state["state"].get("mood")
-    mood = Mood(**raw) if isinstance(raw, dict) else start(spec, state["now"])
-    mood = decayed(mood, spec, state["now"])
-    failures: list[Miss] = []
-    for name, want in expect.items():
-        have = round(getattr(mood, name), 2)
-        low, high = (want, want) if not isinstance(want, list) else want
-        if not low - 0.005 <= have <= high + 0.005:
-            shown = f"{want:g}" if not isinstance(want, list) else f"{low:g}–{high:g}"
-            failures.append(Miss(("mood", name), f"expected {name} {shown}, got {have:g}"))
-    return failures, []
 
 
 def verify_lore(
@@ -421,4 +441,19 @@ def verify_lore(
         return [
             Miss(("lore",), f"expected lore {quoted(sorted(expect))}, got {quoted(names)}{more}")
         ], []
+    lore = state["run"].blueprint.sections.get("lore")
+    contents = {e.id: e.content for e in lore.entries} if isinstance(lore, Lore) else {}
+    for name in got:
+        missed = unseen(("lore",), f"the lore entry `{name}`", contents.get(name, ""), seen)
+        if missed is not None:
+            return [missed], []
     return [], []
+
+
+def unseen(path: YamlPath, what: str, text: str, seen: Observed) -> Miss | None:
+    """A miss when the step's last model request was not given ``text`` (``what``) in
+    its system prompt — selected by the layer is not enough; ``None`` when it was, or
+    when no request reached the model in the step."""
+    if not text or not seen.systems or text in seen.systems[-1]:
+        return None
+    return Miss(path, f"{what} was selected, but the system prompt the model received lacks it")

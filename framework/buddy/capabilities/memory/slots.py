@@ -4,14 +4,26 @@ one share. Standard library only: the runtime checks every extracted fact with i
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
-__all__ = ["TEXT_SLOT_CHARS", "SlotLike", "slot_value_problem"]
+__all__ = [
+    "PARTIES",
+    "TEXT_SLOT_CHARS",
+    "NamedSlot",
+    "SlotLike",
+    "as_member",
+    "member_of",
+    "slot_value_problem",
+]
 
 #: The longest text a text slot may hold (characters); a slot's own ``max_chars`` is
 #: at most this.
 TEXT_SLOT_CHARS = 200
+
+#: The values an extracted party slot may hold: the speaker (``user``), or the buddy. In a
+#: group the layer stores the speaking member's id instead of ``user`` (:func:`as_member`).
+PARTIES = ("user", "buddy")
 
 _DATE = re.compile(r"^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$")
 
@@ -29,11 +41,40 @@ class SlotLike(Protocol):
     def choices(self) -> Sequence[str] | None: ...
 
 
+class NamedSlot(SlotLike, Protocol):
+    """A compiled slot: its rules and its name."""
+
+    @property
+    def name(self) -> str: ...
+
+
+class _Spec(Protocol):
+    @property
+    def slots(self) -> Iterable[NamedSlot]: ...
+
+
+def member_of(spec: _Spec, slots: Mapping[str, Any]) -> str | None:
+    """The group member a fact is about: the first party slot holding a member id
+    (``None``: a private chat's fact, or one about no member)."""
+    for slot in spec.slots:
+        value = slots.get(slot.name)
+        if slot.type == "party" and isinstance(value, str) and value not in PARTIES:
+            return value
+    return None
+
+
+def as_member(spec: _Spec, slots: Mapping[str, Any], member: str) -> dict[str, Any]:
+    """``slots`` with each party slot that says ``user`` (the speaker) holding ``member``,
+    the speaking group member's id."""
+    parties = {s.name for s in spec.slots if s.type == "party"}
+    return {k: member if k in parties and v == "user" else v for k, v in slots.items()}
+
+
 def slot_value_problem(slot: SlotLike, value: Any) -> str | None:
     """Why ``value`` cannot fill ``slot`` (``None``: it can)."""
     kind = slot.type
     if kind == "party":
-        ok = value in ("user", "buddy")
+        ok = value in PARTIES
         return None if ok else f"a party is `user` or `buddy`, not {value!r}"
     if kind == "boolean":
         return None if isinstance(value, bool) else f"expected true or false, not {value!r}"

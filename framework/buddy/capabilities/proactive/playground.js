@@ -5,6 +5,26 @@
 (() => {
   const { h, api, act, toast, when, shanghai, compact, fmtSpan } = window.playground;
   const TRIGGERS = ['workout.completed', 'sleep.ready', 'data.updated'];
+  const EVENTS = { 'workout.completed': 'when a workout is finished', 'sleep.ready': 'when a night\'s sleep is ready' };
+
+  // A repeat interval in words: 90 → "1 h 30 min", 1440 → "1 day".
+  function every(minutes) {
+    const days = Math.floor(minutes / 1440), hours = Math.floor((minutes % 1440) / 60), mins = minutes % 60;
+    return [days ? `${days} day${days > 1 ? 's' : ''}` : '', hours ? `${hours} h` : '', mins ? `${mins} min` : ''].filter(Boolean).join(' ');
+  }
+
+  // A trigger as a sentence, whether the platform gives it (`{type, at, interval_minutes,
+  // dataset}`) or the manifest's name (`workout.completed`).
+  function sentence(trigger) {
+    const t = typeof trigger === 'string' ? { type: trigger } : (trigger || {});
+    if (EVENTS[t.type]) return EVENTS[t.type];
+    if (t.type === 'data.updated') return t.dataset ? `when new ${t.dataset} data arrives` : 'when new data arrives';
+    if (t.type === 'schedule' && t.at) {
+      const first = shanghai(Date.parse(t.at) / 1000);
+      return t.interval_minutes ? `from ${first}, every ${every(t.interval_minutes)}` : `once, at ${first}`;
+    }
+    return compact(trigger);
+  }
 
   // What firing a trigger did: the turns it started, and why the other runs started none.
   function outcome(trigger, member, c, runs, subs) {
@@ -85,12 +105,12 @@
         subs.length ? h('div', { id: 'subs' }, subs.map((s) => h('div', { class: `sub ${s.status}`, dataset: { key: s.key, status: s.status } },
           h('div', { class: 'row' }, h('strong', {}, s.key), h('span', {}, s.title), h('span', { class: `tag ${s.status}` }, s.status)),
           h('div', { class: 'note' }, [
-            `trigger ${compact(s.trigger)}`,
+            sentence(s.trigger),
             s.quiet_hours ? `quiet ${s.quiet_hours.start}–${s.quiet_hours.end} ${s.quiet_hours.timezone}` : '',
             `cooldown ${s.cooldown_minutes} min`, `${s.daily_limit}/day`,
             s.next_run_at ? `next ${shanghai(s.next_run_at)}` : '',
           ].filter(Boolean).join(' · '))))) : h('p', { class: 'muted' }, 'None yet (declared on_first_message ones start with the first message).'),
-        (b.subscriptions || []).filter((s) => !active.has(s.key)).map((s) => h('div', { class: 'note' }, `declared: ${s.key} (${s.title}) — ${s.trigger}, activate ${s.activate}`))));
+        (b.subscriptions || []).filter((s) => !active.has(s.key)).map((s) => h('div', { class: 'note' }, `declared: ${s.key} (${s.title}) — ${sentence({ type: s.trigger, dataset: s.dataset, at: s.at, interval_minutes: s.interval_minutes })}, activate ${s.activate}`))));
 
       out.push(h('section', {}, h('h3', {}, 'Runs'),
         runs.length ? h('div', { id: 'runs' }, [...runs].reverse().map((r) => h('div', { class: `run ${r.status}`, dataset: { status: r.status, key: r.subscription_key } },
@@ -107,7 +127,7 @@
     head(turn, ev) {
       const head = [h('span', { class: 'tag proactive' }, 'proactive'),
         h('span', { class: 'what' }, ev ? `${ev.payload.title} — ${ev.payload.reason}` : 'proactive turn'),
-        ev ? h('span', {}, `trigger ${compact(ev.payload.trigger)}`) : null];
+        ev ? h('span', {}, sentence(ev.payload.trigger)) : null];
       if (turn.reply === null && !turn.question) head.push(h('span', { class: 'tag skip' }, 'said nothing (skip)'));
       return head;
     },

@@ -11,7 +11,8 @@ __all__ = ["panel"]
 
 
 def panel(blueprint: Blueprint) -> dict[str, Any]:
-    """The declared subscriptions (the panel notes those not yet active)."""
+    """The declared subscriptions (the panel notes those not yet active), each trigger's
+    fields as the platform's subscriptions give them, so the panel says both alike."""
     return {
         "subscriptions": [
             {
@@ -19,6 +20,8 @@ def panel(blueprint: Blueprint) -> dict[str, Any]:
                 "title": s.title,
                 "trigger": s.trigger.type,
                 "dataset": s.trigger.dataset,
+                "at": s.trigger.at.isoformat() if s.trigger.at is not None else None,
+                "interval_minutes": s.trigger.interval_minutes,
                 "activate": s.activate,
             }
             for s in declared(blueprint).subscriptions

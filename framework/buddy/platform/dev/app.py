@@ -148,9 +148,13 @@ def create_app(
     pieces = list(parts())
     store = Store(db, [CORE_TABLES, *(p.tables for p in pieces)])
     clock = Clock()
-    platform = Platform(store=store, clock=clock, admin_token=admin_token or "")
-    for piece in pieces:
-        platform.gates.update(piece.gates)
+    platform = Platform(
+        store=store,
+        clock=clock,
+        admin_token=admin_token or "",
+        gates={kind: gate for piece in pieces for kind, gate in piece.gates.items()},
+        revisions={p.name: p.revision for p in pieces if p.revision is not None},
+    )
     ticks = [p.tick for p in pieces if p.tick is not None]
 
     @contextlib.asynccontextmanager

@@ -34,8 +34,10 @@ __all__ = [
     "Identity",
     "Platform",
     "Reject",
+    "Revision",
     "admin",
     "conversation",
+    "conversation_in",
     "dumps",
     "hash_token",
     "identity",
@@ -162,6 +164,10 @@ class EventGate:
     shown: Callable[[sqlite3.Connection, ConversationRow, dict[str, Any], float], None]
 
 
+#: A part's revision of one conversation's state: ``(conn, conversation_id) -> int``.
+Revision = Callable[[sqlite3.Connection, str], int]
+
+
 class Clock:
     """The platform's time: real time plus an offset that dev endpoints can advance.
 
@@ -199,6 +205,10 @@ class Platform:
             delivers it if that identity is connected).
         extras: What a part keeps for the app's life (the gateway, caches).
         gates: Event type → what a commit answering such an event must pass.
+        revisions: Part name → its revision of a conversation (``REVISION``).
+        latest: Conversation id → part name → the revision its last change made, as the
+            part's handlers in this process committed it (:meth:`moved`): what a reader in
+            this process takes without a trip to the store.
     """
 
     store: Store
@@ -207,6 +217,21 @@ class Platform:
     notify: Callable[[str], None] = lambda identity: None
     extras: dict[str, Any] = field(default_factory=dict)
     gates: dict[str, EventGate] = field(default_factory=dict)
+    revisions: dict[str, Revision] = field(default_factory=dict)
+    latest: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    def revisions_in(self, conn: sqlite3.Connection, conversation_id: str | None) -> dict[str, int]:
+        """The parts' revisions of a conversation, read inside a caller's transaction
+        (what an event delivered now carries); ``{}`` for an event of no conversation."""
+        if conversation_id is None:
+            return {}
+        return {name: read(conn, conversation_id) for name, read in self.revisions.items()}
+
+    def moved(self, part: str, conversation_id: str, revision: int) -> None:
+        """``part``'s revision of the conversation is now (at least) ``revision``: a
+        handler calls it once the change is committed (:attr:`latest`)."""
+        latest = self.latest.setdefault(conversation_id, {})
+        latest[part] = max(latest.get(part, 0), revision)
 
     async def emit(
         self, identity: str, type_: str, conversation_id: str | None, payload: dict[str, Any]
@@ -297,7 +322,22 @@ async def conversation(
     ],
 ) -> ConversationRow:
     """The conversation named by ``X-Conversation-Id``, if it belongs to the caller."""
-    found = await load_conversation(platform_of(request), conversation_id)
+    found: ConversationRow = await platform_of(request).store.read(
+        lambda conn: conversation_in(conn, who, conversation_id)
+    )
+    return found
+
+
+def conversation_in(
+    conn: sqlite3.Connection, who: Identity, conversation_id: str
+) -> ConversationRow:
+    """The conversation ``conversation_id`` if it belongs to ``who``, read inside a
+    caller's transaction (a handler that checks it in its own write spends no read on it).
+
+    Raises:
+        Reject: 404 ``conversation_not_found``: there is none, or it is another identity's.
+    """
+    found = _conversation_row(conn, conversation_id)
     if found is None or found.identity != who.name:
         raise Reject(404, "conversation_not_found", f"no conversation {conversation_id}")
     return found
@@ -305,19 +345,22 @@ async def conversation(
 
 async def load_conversation(platform: Platform, conversation_id: str) -> ConversationRow | None:
     """A conversation by id, or ``None``."""
+    found: ConversationRow | None = await platform.store.read(
+        lambda conn: _conversation_row(conn, conversation_id)
+    )
+    return found
 
-    def find(conn: sqlite3.Connection) -> ConversationRow | None:
-        row = conn.execute(
-            "SELECT id, identity, kind FROM conversations WHERE id = ?", (conversation_id,)
-        ).fetchone()
-        if row is None:
-            return None
-        members = conn.execute(
-            "SELECT member_id FROM members WHERE conversation_id = ? ORDER BY member_id",
-            (conversation_id,),
-        ).fetchall()
-        return ConversationRow(
-            row["id"], row["identity"], row["kind"], tuple(m["member_id"] for m in members)
-        )
 
-    return await platform.store.read(find)
+def _conversation_row(conn: sqlite3.Connection, conversation_id: str) -> ConversationRow | None:
+    row = conn.execute(
+        "SELECT id, identity, kind FROM conversations WHERE id = ?", (conversation_id,)
+    ).fetchone()
+    if row is None:
+        return None
+    members = conn.execute(
+        "SELECT member_id FROM members WHERE conversation_id = ? ORDER BY member_id",
+        (conversation_id,),
+    ).fetchall()
+    return ConversationRow(
+        row["id"], row["identity"], row["kind"], tuple(m["member_id"] for m in members)
+    )

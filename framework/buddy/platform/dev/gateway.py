@@ -3,7 +3,9 @@
 One connection per identity. A newer connection supersedes the older, which is told why
 and closed (code 4001); new tokens for a buddy close its connections (code 4401). Events are stored before they are sent and marked when
 acknowledged; everything unacknowledged is sent again, in order, on the next connection —
-delivery is at-least-once, and the buddy dedupes on the event id.
+delivery is at-least-once, and the buddy dedupes on the event id. Each event carries the
+conversation's state revisions as of its delivery (``revisions``, :class:`~buddy.platform.
+dev.core.Platform`), read with it.
 """
 
 from __future__ import annotations
@@ -154,6 +156,7 @@ class Gateway:
                     "conversation_id": r["conversation_id"],
                     "payload": json.loads(r["payload"]),
                     "created_at": r["created_at"],
+                    **_revisions(self.platform, conn, r["conversation_id"]),
                 }
                 for r in rows
             ]
@@ -163,6 +166,14 @@ class Gateway:
         if len(events) == 100:
             session.wake.set()
         return events
+
+
+def _revisions(
+    platform: Platform, conn: sqlite3.Connection, conversation_id: str | None
+) -> dict[str, Any]:
+    """The envelope's ``revisions`` as of this delivery (none without a conversation)."""
+    found = platform.revisions_in(conn, conversation_id)
+    return {"revisions": found} if found else {}
 
 
 def _bearer(header: str) -> str:

@@ -17,6 +17,10 @@ A part is a module with:
 ``EVENT_GATES`` (optional)
     Event type → :class:`~buddy.platform.dev.core.EventGate`: what a turn commit answering
     an event of that type must pass, and what it counts once shown.
+``REVISION`` (optional)
+    ``(conn, conversation_id) -> int``: the part's revision of a conversation's state,
+    which moves on with every change of it; the gateway stamps it on each event it
+    delivers (``revisions``: part name → revision), read in the same transaction.
 ``PATH_CODES`` (optional)
     Path prefix → the error code a segment under it that is not UTF-8 answers (the code of
     the limit on that segment).
@@ -37,7 +41,7 @@ from fastapi import APIRouter
 
 from buddy.errors import CapabilityError
 from buddy.extend import registry
-from buddy.platform.dev.core import EventGate, Platform
+from buddy.platform.dev.core import EventGate, Platform, Revision
 
 __all__ = ["CORE", "PlatformPart", "parts"]
 
@@ -56,6 +60,7 @@ class PlatformPart:
     routers: tuple[APIRouter, ...]
     tick: Tick | None = None
     gates: Mapping[str, EventGate] = field(default_factory=dict)
+    revision: Revision | None = None
     path_codes: Mapping[str, str] = field(default_factory=dict)
     statuses: Mapping[tuple[str, str], Mapping[str, str]] = field(default_factory=dict)
     links: Mapping[tuple[str, str, str], Mapping[str, Any]] = field(default_factory=dict)
@@ -88,12 +93,16 @@ def _load(name: str, module: ModuleType) -> PlatformPart:
     gates = getattr(module, "EVENT_GATES", {})
     if not all(isinstance(g, EventGate) for g in gates.values()):
         raise wrong("EVENT_GATES must map event types to EventGate")
+    revision = getattr(module, "REVISION", None)
+    if revision is not None and not callable(revision):
+        raise wrong("REVISION must be a function of a connection and a conversation id")
     return PlatformPart(
         name,
         tables,
         tuple(routers),
         tick,
         gates,
+        revision,
         getattr(module, "PATH_CODES", {}),
         getattr(module, "STATUSES", {}),
         getattr(module, "LINKS", {}),

@@ -10,9 +10,10 @@ the runtime acknowledges such an event and skips it (docs/protocol.md, the gatew
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, BeforeValidator, Field
 
 __all__ = [
     "EVENT_TYPE_PATTERN",
@@ -29,6 +30,14 @@ EVENT_TYPE_PATTERN = r"^[a-z][a-z0-9_]{0,63}$"
 SUPERSEDED_CLOSE_CODE = 4001
 
 
+def _revisions(value: Any) -> dict[str, int]:
+    # Advisory: a revision the buddy cannot read is one it does not have (it then reads
+    # that part's state back), never a reason to drop the event.
+    if not isinstance(value, Mapping):
+        return {}
+    return {str(k): v for k, v in value.items() if isinstance(v, int) and not isinstance(v, bool)}
+
+
 class Event(BaseModel):
     """``{"type": "event", "event": {...}}`` — server → buddy.
 
@@ -40,6 +49,8 @@ class Event(BaseModel):
         conversation_id: The conversation it belongs to.
         payload: Type-specific fields (see docs/protocol.md).
         created_at: Platform time, seconds since the epoch.
+        revisions: The conversation's state revisions as the event was delivered, by
+            part (``memory``); optional — a platform may send none.
     """
 
     id: str
@@ -47,6 +58,7 @@ class Event(BaseModel):
     conversation_id: str | None
     payload: dict[str, Any]
     created_at: float
+    revisions: Annotated[dict[str, int], BeforeValidator(_revisions)] = Field(default_factory=dict)
 
 
 class Hello(BaseModel):

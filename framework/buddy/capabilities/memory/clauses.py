@@ -1,0 +1,160 @@
+"""A message as patterns read it: its clauses, each cleaned and marked by the **clause
+guard** — the shared check that keeps what a user did not assert about themself (a
+question, a supposition, a denial, someone else's words, someone else, a joke) from
+becoming a fact, whatever a relation's own pattern says.
+
+A message is cut into clauses at ，。！？；、：～ (and their ASCII forms), …, brackets, line
+breaks, emoji, and a space between two Chinese characters (「我叫小美 不吃香菜」); a comma or
+point between two digits stays (``1,000``, ``2.5``), and a space next to a Latin letter or
+a digit goes (「我叫 Kevin」 is 「我叫Kevin」). Quotation marks are dropped. Each clause then
+loses what opens or closes it without meaning anything: openers (嗯、哦、对了、其实、说真的、
+我跟你说、记住…) and trailing particles (吧、啊、呀、呢、哦、嘛、啦、哈、了…), so a pattern
+written ``^叫我(?P<value>…)$`` reads 「以后叫我小鱼吧～」's clause 「叫我小鱼」 as the author
+meant. A message's first :data:`CLAUSES_MAX` clauses are read.
+
+The guard's marks (:data:`GUARDS`), each with its scope:
+
+- ``question`` (the clause): it ends with ？ or 吗/么, or has a question word — 什么、啥、
+  怎么、为什么、干嘛、哪、谁、几、多少、如何、是不是、有没有、对吧、是吧、好不好、能不能、
+  要不要、要不、来着、难道… — not 不怎么、没什么 (「我不怎么吃肉」). A clause ending in 呢
+  alone is not a question (「你还欠我一杯咖啡呢」); one with a question word is.
+- ``hypothetical`` (the clause and the rest of its sentence): 如果、要是、假如、假设、万一、
+  若是、倘若、假使、的话、要不是、哪怕、即使、就算.
+- ``denial`` (the clause): 不是、并不、并没、才不、才没、没说、从没、没有, or a clause that
+  opens with 别、不要、不用 (「别叫我宝宝」; not 「特别」). Plain 不 is the patterns'
+  business: 「我不吃香菜」 is a fact.
+- ``reported`` (the clause and the rest of its sentence): 听说、据说、有人说, or someone else
+  saying it (他说、我妈说、医生说、他对我说、男主对女主说…).
+- ``third_party`` (the clause, and the clauses after it in its sentence that name no
+  subject of their own): it opens with someone else — 他、她、他们、别人、人家、我妈、我朋友、
+  老公、孩子、同事、老板… (「我妈对花生过敏，不吃海鲜」: neither clause is the user's).
+- ``joke`` (the whole message): 开玩笑、逗你、骗你的、说着玩、闹着玩….
+- ``laughter`` (the clause, with the emoji after it): 哈哈、嘿嘿、嘻嘻、hhh、233、😂、🤣….
+
+Relation patterns never run on a clause with any mark. An appraisal file chooses, per
+kind, which marks stop it (:mod:`buddy.capabilities.character.appraisal`). Standard
+library only.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+__all__ = ["CLAUSES_MAX", "GUARDS", "Clause", "clauses", "clean"]
+
+#: Clauses of one message read, at most: each is searched by every pattern, so a long
+#: message costs in proportion (and the time budget bounds the rest).
+CLAUSES_MAX = 32
+#: The clause guard's marks.
+GUARDS = ("question", "hypothetical", "denial", "reported", "third_party", "joke", "laughter")
+
+_EMOJI = "\U0001f000-\U0001faff\u2600-\u27bf\u2b00-\u2bff\u2300-\u23ff\ufe0f\u200d"
+_ENDS = "。！？!?；;\n\r…"
+_HAN = "\u4e00-\u9fff"
+_CUT = re.compile(
+    rf"((?:[{_ENDS}，、：:～~（）()【】\[\]<>|/\t{_EMOJI}]|(?<!\d)[.,]|[.,](?!\d)"
+    rf"|(?<=[{_HAN}]) +(?=[{_HAN}]))+)"
+)
+_QUOTES = re.compile("[「」『』“”‘’\"'《》]")
+_SPACE = re.compile(r"(?<![A-Za-z]) +| +(?![A-Za-z])")
+_OPENERS = re.compile(
+    r"^(?:(?:嗯|哦|噢|喔|诶|欸|哎|唉|呃|啊|哈|嘿|em+)+|对了|其实|另外|顺便说一下|顺便|话说|"
+    r"说真的|老实说|说实话|我?跟你说(?!话)|我?告诉你(?:说)?(?!话)|记住|记着|好的|好吧|OK|ok)+"
+)
+_PARTICLES = re.compile(r"(?:[吧啊呀呢哦嘛啦哈了哟喔噢呗咯啰嘞捏哇嗷耶嘿嘻]|h{2,}|233+)+$")
+_QUESTION = re.compile(
+    r"(?<![没不])什么|啥|(?<!不)怎么|咋|干嘛|干吗|哪|谁|几|多少|如何|是不是|是否|有没有|对不对|对吧|是吧|"
+    r"好不好|行不行|能不能|可不可以|会不会|要不要|要不|难道|来着|[吗么][啊呀哈啦呢]*$"
+)
+_HYPOTHETICAL = re.compile(
+    r"如果|要是|假如|假设|万一|若是|倘若|如若|假使|的话|要不是|哪怕|即使|就算"
+)
+_DENIAL = re.compile(r"不是|并不|并没|才不|才没|没说|从没|从来没|没有|^你?(?:别|不要|不用)")
+_OTHERS = (
+    r"他|她|它|TA|ta|人家|别人|有人|大家|网上|新闻|书上|医生|大夫|老师|老板|领导|同事|朋友|"
+    r"同学|室友|妈|爸|老公|老婆|男朋友|女朋友|对象|男主|女主|哥|姐|弟|妹"
+)
+_REPORTED = re.compile(
+    rf"听说|据说|听人说|传说|有人说|(?:{_OTHERS})[^，。]{{0,6}}?(?:说|讲|告诉我|问我)"
+)
+_KIN = (
+    r"妈妈?|爸爸?|老公|老婆|男朋友|女朋友|男票|女票|对象|朋友(?!们)|同事|室友|同学|孩子|"
+    r"儿子|女儿|老板|领导|闺蜜|家人|家里人|上司|舅舅|姑姑|阿姨|叔叔|爷爷|奶奶|外公|外婆|姥姥|姥爷"
+)
+_THIRD = re.compile(
+    rf"^(?:他|她|它|TA|ta|人家|别人|有人|我的?(?:{_KIN}|哥哥?|姐姐?|弟弟?|妹妹?|兄弟)|{_KIN})"
+)
+_SELF = re.compile(r"^(?:我|你|咱|本人)")
+_JOKE = re.compile(r"开玩笑|开个玩笑|逗你|骗你的|说着玩|闹着玩|瞎说的|胡说的|玩笑话")
+_LAUGHTER = re.compile(r"哈{2,}|呵{2,}|嘿嘿|嘻嘻|[hH]{3,}|233+|lol|LOL|[😂🤣😆😝😜🤪]")
+
+
+@dataclass(frozen=True, slots=True)
+class Clause:
+    """One clause of a message.
+
+    Attributes:
+        text: The clause as patterns read it: no opener, trailing particle, quotation
+            mark or punctuation.
+        guards: The clause guard's marks that hold here (:data:`GUARDS`).
+        alone: The message is this one clause (「烦死了」, not 「烦死了，这破电脑」).
+    """
+
+    text: str
+    guards: frozenset[str]
+    alone: bool
+
+
+def clean(value: str) -> str:
+    """``value`` (a pattern's group) without the particles, quotation marks, punctuation,
+    ～ or emoji around it (「宝宝～」, 「小鱼吧」 → 「宝宝」, 「小鱼」)."""
+    value = _QUOTES.sub("", value)
+    value = re.sub(rf"[\s{_EMOJI}，、：:～~。！？!?；;…,.]+", "", value)
+    return _PARTICLES.sub("", value)
+
+
+def _normal(body: str) -> str:
+    body = _OPENERS.sub("", body.strip())
+    return _PARTICLES.sub("", body)
+
+
+@lru_cache(maxsize=256)
+def clauses(text: str) -> tuple[Clause, ...]:
+    """The clauses of ``text`` (a message), in order, each with its marks; empty ones
+    (「哈哈哈」, 「～」) are left out."""
+    text = _QUOTES.sub("", text)
+    parts = _CUT.split(text)
+    joke = _JOKE.search(text) is not None
+    found: list[tuple[str, set[str]]] = []
+    carried: set[str] = set()  # hypothetical, reported, third_party: on to the sentence's end
+    for index in range(0, len(parts), 2):
+        if len(found) >= CLAUSES_MAX:
+            break
+        raw = _SPACE.sub("", parts[index])
+        tail = parts[index + 1] if index + 1 < len(parts) else ""
+        body = _normal(raw)
+        marks = {"joke"} if joke else set()
+        if "third_party" in carried and _SELF.match(body):
+            carried.discard("third_party")
+        marks |= carried
+        if "？" in tail or "?" in tail or _QUESTION.search(raw):
+            marks.add("question")
+        if _HYPOTHETICAL.search(raw):
+            marks.add("hypothetical")
+        if _DENIAL.search(raw):
+            marks.add("denial")
+        if _REPORTED.search(raw):
+            marks.add("reported")
+        if _THIRD.match(body):
+            marks.add("third_party")
+        if _LAUGHTER.search(raw) or _LAUGHTER.search(tail):
+            marks.add("laughter")
+        carried |= marks & {"hypothetical", "reported", "third_party"}
+        if any(end in tail for end in _ENDS):
+            carried = set()  # the sentence ends
+        if body:
+            found.append((body, marks))
+    alone = len(found) == 1
+    return tuple(Clause(body, frozenset(marks), alone) for body, marks in found)

@@ -1,0 +1,140 @@
+"""The clause splitter and the clause guard: where a message is cut, what is cleaned off
+each clause, and each guard mark with its scope (both sides: the mark, and the text that
+looks like it but is not)."""
+
+from __future__ import annotations
+
+from typing import get_args
+
+import pytest
+
+from buddy.capabilities.character.appraisal import Guard
+from buddy.capabilities.memory.clauses import CLAUSES_MAX, GUARDS, clauses, clean
+
+
+def _texts(message: str) -> list[str]:
+    return [c.text for c in clauses(message)]
+
+
+@pytest.mark.parametrize(
+    ("message", "texts"),
+    [
+        ("我叫小美，不吃香菜，对芒果过敏", ["我叫小美", "不吃香菜", "对芒果过敏"]),
+        ("我不吃辣！！！也不吃香菜！！！", ["我不吃辣", "也不吃香菜"]),
+        ("我喜欢吃火锅；不喜欢吃西餐", ["我喜欢吃火锅", "不喜欢吃西餐"]),
+        ("我对花生、芒果过敏", ["我对花生", "芒果过敏"]),
+        ("以后叫我阿杰\n我不吃辣", ["以后叫我阿杰", "我不吃辣"]),
+        ("我家两口人，我和猫🐱", ["我家两口人", "我和猫"]),
+        ("叫我宝宝😘我不吃葱", ["叫我宝宝", "我不吃葱"]),
+        ("我叫小美 不吃香菜", ["我叫小美", "不吃香菜"]),  # a space between Chinese words
+        ("我叫 Kevin", ["我叫Kevin"]),  # a space next to a Latin letter is only spacing
+        ("叫我 Tom Lee", ["叫我Tom Lee"]),
+        ("我欠你1,000块", ["我欠你1,000块"]),  # a comma between digits stays
+        ("我欠你2.5元.", ["我欠你2.5元"]),
+        ("叫我「小鱼」", ["叫我小鱼"]),  # quotation marks go
+        ("（翻白眼）谢谢你", ["翻白眼", "谢谢你"]),
+        ("哈哈哈", []),
+        ("～～", []),
+    ],
+)
+def test_a_message_is_cut_into_clauses(message: str, texts: list[str]) -> None:
+    assert _texts(message) == texts
+
+
+@pytest.mark.parametrize(
+    ("message", "text"),
+    [
+        ("以后叫我小鱼吧～", "以后叫我小鱼"),  # trailing particles and ～
+        ("我对花生过敏啦", "我对花生过敏"),
+        ("叫我小林就好啦", "叫我小林就好"),
+        ("我不吃了", "我不吃"),
+        ("嗯嗯，以后就叫我团子", "以后就叫我团子"),
+        ("对了我对头孢过敏", "我对头孢过敏"),  # openers
+        ("其实我不吃辣", "我不吃辣"),
+        ("记住你欠我一万块", "你欠我一万块"),
+        ("我跟你说我叫小美", "我叫小美"),
+        ("跟你说话真累", "跟你说话真累"),  # 「跟你说话」 is no opener
+        ("你还欠我一杯咖啡呢", "你还欠我一杯咖啡"),
+    ],
+)
+def test_each_clause_loses_its_opener_and_trailing_particles(message: str, text: str) -> None:
+    assert _texts(message)[-1] == text
+
+
+@pytest.mark.parametrize(
+    ("value", "cleaned"),
+    [
+        ("宝宝～", "宝宝"),
+        ("小鱼吧", "小鱼"),
+        ("「阿杰」", "阿杰"),
+        ("月月😊", "月月"),
+        ("老王！", "老王"),
+    ],
+)
+def test_a_value_is_cleaned(value: str, cleaned: str) -> None:
+    assert clean(value) == cleaned
+
+
+def _marks(message: str) -> list[set[str]]:
+    return [set(c.guards) for c in clauses(message)]
+
+
+@pytest.mark.parametrize(
+    ("message", "marks"),
+    [
+        # question: the clause only
+        ("我欠你多少来着？", [{"question"}]),
+        ("我对花生过敏吗", [{"question"}]),
+        ("你叫我小李干嘛", [{"question"}]),
+        ("我叫小美吗？不，我叫小梅", [{"question"}, set(), set()]),
+        ("你是不是吃醋了", [{"question", "denial"}]),  # 是不是 asks, 不是 denies
+        ("我不怎么吃肉", [set()]),  # 不怎么 asks nothing
+        ("我对咖啡没什么兴趣", [set()]),
+        ("你还欠我一杯咖啡呢", [set()]),  # 呢 alone is no question
+        ("我对吗啡过敏", [set()]),  # 吗 inside a word
+        # hypothetical: to the end of the sentence
+        ("如果我对花生过敏，我叫你一声", [{"hypothetical"}, {"hypothetical"}]),
+        ("要是我欠你钱。我叫小美", [{"hypothetical"}, set()]),
+        ("对不起有用的话要警察干嘛", [{"hypothetical", "question"}]),
+        # denial: the clause
+        ("我不是不吃香菜", [{"denial"}]),
+        ("别叫我宝宝，叫我小鱼", [{"denial"}, set()]),
+        ("我特别喜欢吃甜食", [set()]),  # 特别 is no 别
+        ("我不吃香菜", [set()]),  # plain 不 is the patterns' business
+        # reported: to the end of the sentence
+        ("他对我说滚", [{"reported", "third_party"}]),
+        ("医生说，我对青霉素过敏", [{"reported"}, {"reported"}]),
+        ("听说你喜欢吃辣，我也喜欢吃辣", [{"reported"}, {"reported"}]),
+        ("说好的，我欠你三杯奶茶", [set(), set()]),  # nobody else is saying it
+        ("我说你真烦", [set()]),
+        # third party: on to the clauses that name no subject of their own
+        ("我妈对花生过敏，不吃海鲜", [{"third_party"}, {"third_party"}]),
+        ("我妈对海鲜过敏，我对芒果过敏", [{"third_party"}, set()]),
+        ("孩子对牛奶过敏", [{"third_party"}]),
+        ("朋友们都叫我大头", [set()]),
+        ("我们家三口人", [set()]),
+        # joke: the whole message; laughter: the clause, with the emoji after it
+        ("我欠你一百万，开玩笑的", [{"joke"}, {"joke"}]),
+        ("哈哈滚啦", [{"laughter"}]),
+        ("我对早起过敏😂", [{"laughter"}]),
+        ("哈哈，滚", [set()]),
+    ],
+)
+def test_each_guard_mark_and_its_scope(message: str, marks: list[set[str]]) -> None:
+    assert _marks(message) == marks
+
+
+def test_a_long_message_is_read_to_its_first_clauses() -> None:
+    message = "，".join(f"第{i}句" for i in range(CLAUSES_MAX + 5))
+    assert len(clauses(message)) == CLAUSES_MAX
+    assert clauses(message)[-1].text == f"第{CLAUSES_MAX - 1}句"
+
+
+def test_alone_is_a_message_of_one_clause() -> None:
+    assert [c.alone for c in clauses("烦死了！！")] == [True]
+    assert [c.alone for c in clauses("烦死了，这破电脑")] == [False, False]
+    assert [c.alone for c in clauses("哈哈，烦死了")] == [True]  # 「哈哈」 is no clause
+
+
+def test_the_appraisal_files_marks_are_the_guards() -> None:
+    assert set(get_args(Guard)) == set(GUARDS)
