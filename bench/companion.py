@@ -1,4 +1,6 @@
-"""What the companion layer adds to a turn: the reply's latency (p50, p99) and the
+"""What the companion layer adds to a turn: the turn's latency (p50, p99: ``Agent.run``,
+which returns once the message's facts are stored), the reply's (until the loop's end,
+the reply made: what a user waits for when the model's call covers the save), and the
 per-turn overhead with automatic memory on, next to the same buddy without it, and the
 extractor calls per user message.
 
@@ -16,8 +18,9 @@ Variants (the workload buddy of ``bench/workload`` with one section more each):
   one the relations' patterns take (no extractor call);
 - ``extractor``: the same relations, messages no pattern takes: one extractor call each,
   its answer a fact;
-- ``companion``: memory, a character (the appraisal needs the extractor on every
-  message) and a lore book of 20 entries scanned every turn.
+- ``companion``: memory, a character (messages neither the relations' nor the appraisal's
+  patterns take: the extractor once each) and a lore book of 20 entries scanned every
+  turn.
 
 Besides the times: extractor calls per user message, platform calls per turn, and of
 them the reads of the conversation's memory (``GET /internal/v1/memory``) and the writes
@@ -131,21 +134,31 @@ async def _run(path: Path, variant: str, turns: int) -> dict[str, Any]:
     messages_before = getattr(layer, "messages", 0)
     gc.collect()
     seconds: list[float] = []
+    replied: list[float] = []  # until the reply exists (the loop's end), before the save
+    t0 = 0.0
+
+    def on_event(event: Any) -> None:
+        if event.type == "agent_end":
+            replied.append(time.perf_counter() - t0)
+
     started = time.perf_counter()
     for i in range(turns):
         t0 = time.perf_counter()
-        await agent.run(_message(variant, WARMUP + i))
+        await agent.run(_message(variant, WARMUP + i), on_event=on_event)
         seconds.append(time.perf_counter() - t0)
     await agent.settled()
     wall = time.perf_counter() - started
     messages = getattr(layer, "messages", 0) - messages_before
     await agent.close()
     seconds.sort()
+    replied.sort()
     return {
         "variant": variant,
         "turns": turns,
         "p50_ms": 1000 * statistics.median(seconds),
         "p99_ms": 1000 * seconds[min(len(seconds) - 1, int(0.99 * len(seconds)))],
+        "reply_p50_ms": 1000 * statistics.median(replied),
+        "reply_p99_ms": 1000 * replied[min(len(replied) - 1, int(0.99 * len(replied)))],
         "per_turn_us": 1e6 * wall / turns,
         "extractor_calls_per_message": (extractor.calls - calls_before) / messages
         if messages
@@ -176,6 +189,8 @@ def main() -> None:
         for key in (
             "p50_ms",
             "p99_ms",
+            "reply_p50_ms",
+            "reply_p99_ms",
             "per_turn_us",
             "extractor_calls_per_message",
             "platform_calls_per_turn",
@@ -189,6 +204,8 @@ def main() -> None:
     for row in rows:
         row["added_p50_ms"] = row["p50_ms"] - base["p50_ms"]
         row["added_p99_ms"] = row["p99_ms"] - base["p99_ms"]
+        row["added_reply_p50_ms"] = row["reply_p50_ms"] - base["reply_p50_ms"]
+        row["added_reply_p99_ms"] = row["reply_p99_ms"] - base["reply_p99_ms"]
         row["added_per_turn_us"] = row["per_turn_us"] - base["per_turn_us"]
     if args.json:
         for row in rows:
@@ -197,7 +214,7 @@ def main() -> None:
     print(
         f"{'variant':<10} {'p50 ms':>8} {'+p50 ms':>8} {'p99 ms':>8} {'+p99 ms':>8} "
         f"{'µs/turn':>9} {'+µs/turn':>9} {'calls/msg':>9} {'platform/turn':>13} "
-        f"{'reads':>6} {'writes':>6}"
+        f"{'reads':>6} {'writes':>6} {'+reply p50':>10} {'+reply p99':>10}"
     )
     for row in rows:
         print(
@@ -205,7 +222,8 @@ def main() -> None:
             f"{row['p99_ms']:8.2f} {row['added_p99_ms']:8.2f} {row['per_turn_us']:9.0f} "
             f"{row['added_per_turn_us']:9.0f} {row['extractor_calls_per_message']:9.2f} "
             f"{row['platform_calls_per_turn']:13.2f} {row['memory_reads_per_turn']:6.2f} "
-            f"{row['memory_writes_per_turn']:6.2f}"
+            f"{row['memory_writes_per_turn']:6.2f} {row['added_reply_p50_ms']:10.2f} "
+            f"{row['added_reply_p99_ms']:10.2f}"
         )
 
 
