@@ -69,6 +69,9 @@ def test_each_clause_loses_its_opener_and_trailing_particles(message: str, text:
         ("「阿杰」", "阿杰"),
         ("月月😊", "月月"),
         ("老王！", "老王"),
+        ("完赛就行", "完赛"),  # what closes a value without being part of it
+        ("小鱼就好吧", "小鱼"),
+        ("就行", "就行"),  # nothing but the closer: left as it is
     ],
 )
 def test_a_value_is_cleaned(value: str, cleaned: str) -> None:

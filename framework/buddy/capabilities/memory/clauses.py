@@ -64,6 +64,8 @@ _OPENERS = re.compile(
     r"说真的|老实说|说实话|我?跟你说(?!话)|我?告诉你(?:说)?(?!话)|记住|记着|好的|好吧|OK|ok)+"
 )
 _PARTICLES = re.compile(r"(?:[吧啊呀呢哦嘛啦哈了哟喔噢呗咯啰嘞捏哇嗷耶嘿嘻]|h{2,}|233+)+$")
+#: What closes a value without being part of it: 「完赛就行」 is the goal 完赛.
+_ENOUGH = re.compile(r"(?:就行|就好|就可以|就成|就够|而已)$")
 _QUESTION = re.compile(
     r"(?<![没不])什么|啥|(?<!不)怎么|咋|干嘛|干吗|哪|谁|几|多少|如何|是不是|是否|有没有|对不对|对吧|是吧|"
     r"好不好|行不行|能不能|可不可以|会不会|要不要|要不|难道|来着|[吗么][啊呀哈啦呢]*$"
@@ -109,10 +111,11 @@ class Clause:
 
 def clean(value: str) -> str:
     """``value`` (a pattern's group) without the particles, quotation marks, punctuation,
-    ～ or emoji around it (「宝宝～」, 「小鱼吧」 → 「宝宝」, 「小鱼」)."""
+    ～ or emoji around it, nor a closing 就行/就好/而已 (「宝宝～」, 「小鱼吧」, 「完赛就行」 →
+    「宝宝」, 「小鱼」, 「完赛」)."""
     value = _QUOTES.sub("", value)
     value = re.sub(rf"[\s{_EMOJI}，、：:～~。！？!?；;…,.]+", "", value)
-    return _PARTICLES.sub("", value)
+    return _ENOUGH.sub("", _PARTICLES.sub("", value)) or value
 
 
 def _normal(body: str) -> str:
