@@ -7,38 +7,34 @@ it. (``tests/test_playground.py`` drives the same tabs in the real page.)"""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Browser, Page, expect
 
 from buddy.capabilities import memory
-from tests.test_playground import CHROMIUM, CHROMIUM_FLAGS, NO_CHROMIUM
+from tests import test_playground
+
+browser = test_playground.browser  # its Chromium fixture, requested by name below
 
 SCRIPT = Path(memory.__file__).with_name("playground.js")
 
+APP_JS = Path(memory.__file__).parents[2] / "playground" / "static" / "app.js"
+#: The shell's own node builder, taken from app.js (so these tabs build nodes as the page does).
+H = re.search(r"^function h\(.*?^}\n", APP_JS.read_text(encoding="utf-8"), re.S | re.M)
+assert H is not None
+
 # What the shell (playground/static/app.js) gives a capability's script, as little as
-# these tabs use: `h` as the shell builds nodes, times as plain numbers, no platform.
-SHELL = """
+# these tabs use: its `h`, times as plain numbers, no platform.
+SHELL = (
+    H.group(0)
+    + """
 window.playground = {
   panels: {},
-  h(tag, attrs, ...children) {
-    const el = document.createElement(tag);
-    for (const [k, v] of Object.entries(attrs || {})) {
-      if (v === null || v === undefined || v === false) continue;
-      if (k === 'class') el.className = v;
-      else if (k.startsWith('on')) el.addEventListener(k.slice(2), v);
-      else if (k === 'dataset') Object.assign(el.dataset, v);
-      else el.setAttribute(k, v === true ? '' : v);
-    }
-    for (const child of children.flat(Infinity)) {
-      if (child === null || child === undefined || child === false) continue;
-      el.append(child instanceof Node ? child : document.createTextNode(String(child)));
-    }
-    return el;
-  },
+  h,
   api: async () => { throw new Error('no platform here'); },
   buddyApi: async () => { throw new Error('no platform here'); },
   act: () => {}, toast: () => {},
@@ -47,6 +43,7 @@ window.playground = {
   panel(spec) { this.panels[spec.name] = spec; },
 };
 """
+)
 
 NICKNAME = {
     "title": "称呼",
@@ -76,16 +73,6 @@ BUDDY = {
 def _fact(relation: str, slots: dict[str, Any], value: Any, **more: Any) -> str:
     entry = {"relation": relation, "slots": slots, "value": value, "status": "kept"}
     return json.dumps({**entry, "updated": 10, "expires": None, "proposed": None, **more})
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    if not CHROMIUM.exists():
-        pytest.skip(NO_CHROMIUM)
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_FLAGS)
-        yield chromium
-        chromium.close()
 
 
 @pytest.fixture
