@@ -17,6 +17,7 @@ import pytest
 import yaml
 
 import buddy
+from buddy.capabilities.lore.limits import CONTENT_CHARS
 from buddy.cards import (
     Card,
     CardError,
@@ -527,6 +528,8 @@ def test_export_an_example_buddy_with_a_shared_template(tmp_path: Path) -> None:
 
 
 def test_macros_map_and_other_jinja_renders_literally(tmp_path: Path) -> None:
+    """``{{char}}``/``{{user}}`` map, a card macro acts (``{{random:…}}`` draws, here with
+    the example seed: tests/test_card_macros.py), and every other brace prints as written."""
     tricky = (
         "{{char}} and {{ USER }} and {{Char}}. <USER> meets <bot>.\n"
         "A stray {% raw %} and {%- endraw %} and {# not a comment #} and {{#if x}}.\n"
@@ -542,7 +545,7 @@ def test_macros_map_and_other_jinja_renders_literally(tmp_path: Path) -> None:
     assert (
         "Seraphina and the user and Seraphina. the user meets Seraphina.\n"
         "A stray {% raw %} and {%- endraw %} and {# not a comment #} and {{#if x}}.\n"
-        "Literal {{ buddy.title }} and the user and {{random:a,b}} and {{{char}}}.\n"
+        "Literal {{ buddy.title }} and the user and a and {{{char}}}.\n"
         "{# card:personality -#} is text too; so is }} and %} and {{'{{'}}."
     ) in prompt
     assert "## Personality\n{% endraw %}{{ 1/0 }}\n" in prompt
@@ -862,6 +865,12 @@ def test_the_card_code_stays_out_of_help_and_validate(project: Path) -> None:
         "buddy.cards.files",
         "buddy.cards.prompt",
         "buddy.cards.mapping",
+        "buddy.cards.jsregex",
+        "buddy.cards.decorators",
+        "buddy.cards.lore",
+        "buddy.cards.lore_fields",
+        "buddy.cards.lore_export",
+        "buddy.cards.lorefile",
         "buddy.cli.cards",
     ],
 )
@@ -890,10 +899,32 @@ def _exported(tmp_path: Path, buddy_dir: Path, capsys: pytest.CaptureFixture[str
 def test_the_lorebook_becomes_a_lore_book(tmp_path: Path) -> None:
     target = _book(tmp_path, V2)
     lore = yaml.safe_load((target / "lore" / "card.yaml").read_text(encoding="utf-8"))
+    # The book settings are SillyTavern's shipped ones (default/content/settings.json),
+    # written out; the fields with no place here stay in `card:`.
     assert lore == {
         "title": "forest lore",
+        "scan": 2,
+        "scan_replies": True,
+        "scan_names": True,
+        "case_sensitive": False,
+        "whole_words": True,
+        "recursion": 10,
+        "counting": "messages",
+        "group_scoring": False,
+        "macros": True,
+        "card": {"extensions": {"vendor/book": {"flag": True}}},
         "entries": [
-            {"name": "条目 1", "content": "The glade is safe.", "keys": ["glade"], "order": 10}
+            {
+                "name": "条目 1",
+                "content": "The glade is safe.",
+                "keys": ["glade"],
+                "order": 10,
+                "priority": 10,
+                "card": {
+                    "x_unknown_entry_field": "kept",
+                    "extensions": {"vendor/entry": {"depth": 4, "weights": [0.5, 1]}},
+                },
+            }
         ],
     }
     blueprint = buddy.load(target)
@@ -907,7 +938,7 @@ LOREBOOK: dict[str, Any] = {
     "extensions": {"vendor/book": 1},
     "entries": [
         {
-            "keys": ["灵.?兽"],
+            "keys": ["/灵.?兽/"],
             "content": "后山有白鹤。",
             "use_regex": True,
             "name": "灵兽",
@@ -954,12 +985,17 @@ def test_each_lorebook_field_maps_and_the_round_trip_is_lossless(
     assert regex == {
         "name": "灵兽",
         "content": "后山有白鹤。",
-        "patterns": ["灵.?兽"],
+        "patterns": ["(?-i:灵.?兽)"],  # a JavaScript regular expression is case-sensitive
         "order": 5,
+        "priority": 5,
         "sticky": 2,
         "cooldown": 3,
+        "card": {"use_regex": True, "id": 7, "comment": "note", "extensions": {"vendor": "x"}},
     }
-    assert also["also"] == ["喂"] and also["priority"] == 9 and also["keys"] == ["鹤"]
+    # `priority` is the order (SillyTavern keeps the highest order first); the card's own
+    # `priority` stays in `card:`.
+    assert also["also"] == ["喂"] and also["priority"] == 6 and also["keys"] == ["鹤"]
+    assert also["card"] == {"priority": 9}
     assert (rule["always"], rule["enabled"], rule["case_sensitive"]) == (True, False, True)
     assert buddy.check(target)[1] == []
     assert _exported(tmp_path, target, capsys) == original
@@ -983,12 +1019,14 @@ def test_an_edited_lore_book_goes_back_into_the_card_keeping_what_it_does_not_kn
     assert first["extensions"] == {"sticky": 2, "cooldown": 3, "vendor": "x"}
     assert rule == LOREBOOK["entries"][2] and empty == LOREBOOK["entries"][3]
     assert new == {
-        "name": "新",
         "keys": ["新"],
         "content": "新条目。",
+        "extensions": {},
         "enabled": True,
         "insertion_order": 100,
-        "extensions": {},
+        "use_regex": False,
+        "comment": "新",  # what SillyTavern shows as the entry's title
+        "name": "新",
     }
     assert book["extensions"] == {"vendor/book": 1} and book["scan_depth"] == 3
 
@@ -998,7 +1036,7 @@ def test_a_lorebook_entry_that_cannot_be_lore_stops_the_import(
 ) -> None:
     long = {
         "keys": ["x"],
-        "content": "字" * 2001,
+        "content": "字" * (CONTENT_CHARS + 1),
         "extensions": {},
         "enabled": True,
         "insertion_order": 0,

@@ -74,6 +74,9 @@ def _kinds(found: dict[str, Any] | None) -> dict[str, Any]:
         ("想你了", {"care": 0.6}),
         ("谢谢你，滚吧", {"offence": 0.7, "care": 0.5}),  # each kind its strongest
         ("谢谢你全家", {"offence": 0.4}),  # a sneer, no thanks
+        ("不好意思，我来晚了", {"apology": 0.4}),
+        ("抱歉，昨天太困睡着了", {"apology": 0.7, "explained": True}),  # what happened
+        ("上次真是多谢你", {"care": 0.5}),
     ],
 )
 def test_what_zh_reads(zh: AppraisalPatterns, text: str, kinds: dict[str, Any]) -> None:
@@ -98,6 +101,11 @@ def test_what_zh_reads(zh: AppraisalPatterns, text: str, kinds: dict[str, Any]) 
         "我想你是不是误会了",
         "因为下雨所以没去",  # a reason, and no apology: nothing felt
         "今天好累",
+        "不好意思，请问地铁站怎么走",  # a courtesy before a request (unless_said)
+        "不好意思，麻烦让一下",
+        "谢谢惠顾",  # a shop's formula
+        "谢谢，欢迎下次光临",
+        "谢谢老板的红包",  # someone else thanked
     ],
 )
 def test_what_zh_does_not_read(zh: AppraisalPatterns, text: str) -> None:
@@ -122,7 +130,7 @@ words:
 offence:
   unless: [laughter]
   patterns:
-    - { match: '^{{go}}$', strength: 0.9 }
+    - { match: '^{{go}}$', strength: 0.9, unless_said: '走路' }
 explained:
   patterns:
     - { match: '因为' }
@@ -181,20 +189,21 @@ def test_an_unknown_file_is_located_with_a_did_you_mean(write: Write) -> None:
 
 # line of OWN → (what replaces it, where the problem is: line and path in the file)
 BROKEN = {
-    "    - { match: '^{{go}}$', strength: 0.9 }": (
-        "    - { match: '^{{run}}$', strength: 0.9 }",
+    "    - { match: '^{{go}}$', strength: 0.9,": (
+        "    - { match: '^{{run}}$', strength: 0.9,",
         (9, "offence.patterns[0].match"),
     ),
-    "    - { match: '^{{go}}$', strength: 0.9 }\n": (
-        "    - { match: '^(?:{{go}}+)+$', strength: 0.9 }\n",
+    "    - { match: '^{{go}}$', strength: 0.9, unless_said: '走路' }\n": (
+        "    - { match: '^(?:{{go}}+)+$', strength: 0.9, unless_said: '走路' }\n",
         (9, "offence.patterns[0].match"),
     ),
+    "unless_said: '走路'": ("unless_said: '(?:{{go}}+)+'", (9, "offence.patterns[0].unless_said")),
     "    - { match: '因为' }": (
         "    - { match: '因为', strength: 1 }",
         (12, "explained.patterns[0].strength"),
     ),
     "strength: 0.9": ("strength: 1.5", (9, "offence.patterns[0].strength")),
-    ", strength: 0.9 }": (" }", (9, "offence.patterns[0]")),
+    ", strength: 0.9,": (",", (9, "offence.patterns[0]")),
     "  unless: [laughter]": ("  unless: [laughing]", (7, "offence.unless[0]")),
     "appraisal: mine": ("appraisal: Mine", (1, "appraisal")),
     "note: 只认一个字。": ("nots: 只认一个字。", (3, "nots")),

@@ -111,6 +111,13 @@ def test_lore_lists_the_entries_the_last_prompt_got(chat: Chat) -> None:
     assert any("school/同桌" in line for line in out[at:])
 
 
+def test_lore_says_in_words_every_reason_an_entry_is_left_out() -> None:
+    from buddy.capabilities.lore.scan import LEFT_OUT
+    from buddy.cli.chat_layer import _LEFT_OUT
+
+    assert set(_LEFT_OUT) == set(LEFT_OUT)
+
+
 def test_the_layer_commands_with_nothing_yet_or_no_section_say_so(chat: Chat) -> None:
     out = chat("/card\n/lore\n/memory\n").splitlines()
     assert out[1:3] == [

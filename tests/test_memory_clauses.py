@@ -35,6 +35,17 @@ def _texts(message: str) -> list[str]:
         ("（翻白眼）谢谢你", ["翻白眼", "谢谢你"]),
         ("哈哈哈", []),
         ("～～", []),
+        # a conjunction inside a clause cuts it, and goes
+        ("我爱吃海鲜但海鲜过敏", ["我爱吃海鲜", "海鲜过敏"]),
+        ("我讨厌跑步但是没办法", ["我讨厌跑步", "没办法"]),
+        ("我喜欢猫不过对猫毛过敏", ["我喜欢猫", "对猫毛过敏"]),
+        ("我不吃辣而且不吃葱", ["我不吃辣", "不吃葱"]),
+        ("先吃饭然后散步", ["先吃饭", "散步"]),
+        ("我对小麦不过敏", ["我对小麦不过敏"]),  # 不过敏 is no 不过
+        ("我打不过他", ["我打不过他"]),
+        ("不但好吃而且便宜", ["不但好吃", "便宜"]),  # 不但 is no 但
+        ("但愿明天不下雨", ["但愿明天不下雨"]),
+        ("一共不过三十块", ["一共不过三十块"]),  # 不过 before a number: only
     ],
 )
 def test_a_message_is_cut_into_clauses(message: str, texts: list[str]) -> None:
@@ -55,6 +66,10 @@ def test_a_message_is_cut_into_clauses(message: str, texts: list[str]) -> None:
         ("我跟你说我叫小美", "我叫小美"),
         ("跟你说话真累", "跟你说话真累"),  # 「跟你说话」 is no opener
         ("你还欠我一杯咖啡呢", "你还欠我一杯咖啡"),
+        ("我叫林晓，不过大家都叫我晓晓", "大家都叫我晓晓"),  # a conjunction opens it
+        ("但是我不吃辣", "我不吃辣"),
+        ("说起来我对虾过敏", "我对虾过敏"),
+        ("不过三块钱", "不过三块钱"),  # not alone before what it opens: 不过 is 'only'
     ],
 )
 def test_each_clause_loses_its_opener_and_trailing_particles(message: str, text: str) -> None:
@@ -118,9 +133,20 @@ def _marks(message: str) -> list[set[str]]:
         ("我们家三口人", [set()]),
         # joke: the whole message; laughter: the clause, with the emoji after it
         ("我欠你一百万，开玩笑的", [{"joke"}, {"joke"}]),
+        # a joke taken back marks what came before it, not what comes after
+        ("叫我大哥，开玩笑的啦，叫我小吴", [{"joke"}, {"joke"}, set()]),
+        ("骗你的，我叫小美", [{"joke"}, set()]),
+        ("开个玩笑，我欠你一百万", [{"joke"}, {"joke"}]),  # 开个玩笑 says one is coming
+        ("开玩笑的，叫我小吴，跟你开玩笑呢", [{"joke"}, {"joke"}, {"joke"}]),
         ("哈哈滚啦", [{"laughter"}]),
         ("我对早起过敏😂", [{"laughter"}]),
         ("哈哈，滚", [set()]),
+        # a request not meant: 「反正你也不会真叫」
+        ("叫我秦王也行，反正你也不会真叫", [{"joke"}, {"joke"}]),
+        ("随便说说，我欠你一百", [{"joke"}, {"joke"}]),
+        # a ？ after a sentence marks each part a conjunction cut
+        ("你喜欢猫但讨厌狗？", [{"question"}, {"question"}]),
+        ("我喜欢猫但你喜欢什么", [set(), {"question"}]),
     ],
 )
 def test_each_guard_mark_and_its_scope(message: str, marks: list[set[str]]) -> None:

@@ -328,6 +328,59 @@ def test_a_later_clause_corrects_an_earlier_one_of_a_set_relation(memory: AutoMe
     ]
 
 
+def test_a_later_marked_clause_takes_an_earlier_fact_away(memory: AutoMemory) -> None:
+    # 「叫我咸鱼也行哈哈」 may be a joke or not: neither name is kept
+    assert _taken(memory, "我叫王大锤，你叫我锤子也行哈哈") == []
+    assert _taken(memory, "叫我大锤，大家都叫我大锤哈哈") == [  # the same value: it stands
+        ("nickname", {"subject": "user", "value": "大锤"})
+    ]
+    assert _taken(memory, "我叫王大锤，你叫什么") == [
+        ("nickname", {"subject": "user", "value": "王大锤"})
+    ]
+
+
+ALLERGY = {"subject": "user", "kind": "过敏"}
+
+
+@pytest.mark.parametrize(
+    ("text", "taken"),
+    [
+        ("我对花生过敏，很严重的那种", [{**ALLERGY, "item": "花生", "severity": "严重"}]),
+        ("我对头孢过敏，上次差点休克", [{**ALLERGY, "item": "头孢", "severity": "严重"}]),
+        ("我对花生过敏，吃一点就得去医院", [{**ALLERGY, "item": "花生", "severity": "严重"}]),
+        ("我对芝麻过敏，不过就一点点", [{**ALLERGY, "item": "芝麻", "severity": "轻微"}]),
+        # the earlier fact said its severity: a later one does not change it
+        ("我对虾严重过敏，有点", [{**ALLERGY, "item": "虾", "severity": "严重"}]),
+        ("我对花生过敏，今天要去医院看外婆", [{**ALLERGY, "item": "花生"}]),
+        ("很严重的那种", []),  # nothing earlier to amend
+        ("我对花生过敏，我妈很严重", [{**ALLERGY, "item": "花生"}]),  # someone else's
+    ],
+)
+def test_a_later_clause_amends_an_earlier_fact(
+    memory: AutoMemory, text: str, taken: list[dict[str, Any]]
+) -> None:
+    assert _taken(memory, text) == [("allergy", slots) for slots in taken]
+
+
+@pytest.mark.parametrize(
+    ("text", "taken"),
+    [
+        ("我是回族，不吃猪肉", [("allergy", {"subject": "user", "item": "猪肉", "kind": "忌口"})]),
+        (
+            "猪肉不吃的，我是回民",
+            [("allergy", {"subject": "user", "item": "猪肉", "kind": "忌口"})],
+        ),
+        ("我忌口海鲜", [("allergy", {"subject": "user", "item": "海鲜", "kind": "忌口"})]),
+        ("我不吃猪肉", [("preference", {"subject": "user", "object": "猪肉", "stance": "不喜欢"})]),
+        ("痛风了，牛肉羊肉都不能碰", []),  # two things said as one is no item
+    ],
+)
+def test_a_reason_said_anywhere_makes_not_eating_a_dietary_rule(
+    memory: AutoMemory, text: str, taken: list[Any]
+) -> None:
+    assert _taken(memory, text) == taken
+
+
 def test_the_same_fact_twice_is_one(memory: AutoMemory) -> None:
     assert len(_taken(memory, "我不吃香菜，我不吃香菜")) == 1
 
@@ -337,3 +390,68 @@ def test_the_patterns_of_a_message_share_one_budget(memory: AutoMemory) -> None:
 
     spent = Budget(0)  # nothing left: every pattern is skipped, none raises
     assert from_patterns(memory, "我对花生过敏", spent).facts == ()
+
+
+GOAL = {"subject": "user"}
+
+
+@pytest.mark.parametrize(
+    ("text", "taken"),
+    [
+        # a day said with its year is the goal's deadline (a `date` slot), in its clause
+        (
+            "目标是2026年3月15号前跑完半马",
+            [("training_goal", {**GOAL, "goal": "跑完半马", "by": "2026-03-15"})],
+        ),
+        # or in a clause of its own after it
+        (
+            "目标是全马完赛，2026年4月19号比赛",
+            [("training_goal", {**GOAL, "goal": "全马完赛", "by": "2026-04-19"})],
+        ),
+        # a time without its year is no date: dropped, not kept in the goal
+        ("目标是暑假前能游八百米", [("training_goal", {**GOAL, "goal": "游八百米"})]),
+        ("目标是2026年2月30号前跑完半马", []),  # not a day of the calendar: no fact
+        ("我的目标是财务自由", []),  # not a training goal
+        ("下一个目标是二十公里", []),  # an amount only
+    ],
+)
+def test_a_goal_keeps_its_deadline_apart(memory: AutoMemory, text: str, taken: list[Any]) -> None:
+    assert _taken(memory, text) == taken
+
+
+@pytest.mark.parametrize(
+    ("text", "taken"),
+    [
+        # a value ends at a conjunction, a reminder, a time
+        (
+            "我爱吃榴莲但榴莲太贵",
+            [("preference", {"subject": "user", "object": "榴莲", "stance": "喜欢"})],
+        ),
+        (
+            "我欠你一杯咖啡明天补上",
+            [
+                (
+                    "debt",
+                    {
+                        "debtor": "user",
+                        "creditor": "buddy",
+                        "item": "咖啡",
+                        "quantity": 1,
+                        "unit": "杯",
+                    },
+                )
+            ],
+        ),
+        # a value does not start with a degree or a time
+        (
+            "我严重花生过敏",
+            [("allergy", {"subject": "user", "item": "花生", "kind": "过敏", "severity": "严重"})],
+        ),
+        ("喜欢就买", []),
+        ("爱屋及乌", []),
+        ("我喜欢夏天讨厌蚊子", []),  # a second stance: the object is not said whole
+        ("我欠你一个亿", []),
+    ],
+)
+def test_a_value_has_its_bounds(memory: AutoMemory, text: str, taken: list[Any]) -> None:
+    assert _taken(memory, text) == taken

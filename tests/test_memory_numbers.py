@@ -1,11 +1,12 @@
 """`spoken_number`: every common way a number is written in a chat, and both sides of each
-bound — an exact number is read, an estimate or anything else is not."""
+bound — an exact number is read, an estimate or anything else is not; `spoken_date`: a day
+said with its year, and what is not one."""
 
 from __future__ import annotations
 
 import pytest
 
-from buddy.capabilities.memory.numbers import spoken_number
+from buddy.capabilities.memory.numbers import spoken_date, spoken_number
 
 
 @pytest.mark.parametrize(
@@ -103,3 +104,38 @@ def test_a_number_said_is_read(text: str, number: float) -> None:
 )
 def test_what_is_not_exactly_a_number_is_none(text: str) -> None:
     assert spoken_number(text) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "day"),
+    [
+        ("2025年12月31号", "2025-12-31"),
+        ("2025年6月1日", "2025-06-01"),
+        ("2025年6月1", "2025-06-01"),
+        ("2026-04-12", "2026-04-12"),
+        ("2026-4-2", "2026-04-02"),
+        ("2025.9.1", "2025-09-01"),
+        ("２０２５年６月１号", "2025-06-01"),  # full-width digits
+        ("2024年2月29号", "2024-02-29"),  # a leap day
+    ],
+)
+def test_a_day_said_with_its_year_is_a_date(text: str, day: str) -> None:
+    assert spoken_date(text) == day
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "6月1号",
+        "年底",
+        "2025年",
+        "2025年6月",
+        "2025年2月29号",
+        "2025年13月1号",
+        "2025-6.1",
+        "25年6月1号",
+        "明天",
+    ],
+)
+def test_what_is_not_a_day_with_its_year_is_none(text: str) -> None:
+    assert spoken_date(text) is None

@@ -321,3 +321,46 @@ def test_negative_is_for_a_delta_relations_value(write: Write) -> None:
     _, issues = buddy.check(path)
     assert [(i.path, i.code) for i in issues] == [("patterns[0].negative", "relation-spec")]
     assert "value slot must be a group" in issues[0].message
+
+
+CONTEXT = """\
+  - match: '^(?P<item>面)要(?P<quantity>[0-9]+)碗$'
+    amends: true
+  - match: '^我欠你(?P<quantity>[0-9]+)碗(?P<item>粉)$'
+    slots: { debtor: user }
+    if_said: '米线店'
+  - match: '^我欠你(?P<quantity>[0-9]+)碗(?P<item>饭)$'
+    slots: { debtor: user }
+    unless_said: '开玩笑'
+"""
+
+
+def test_amends_if_said_and_unless_said(write: Write) -> None:
+    path = _memory(
+        write,
+        "memory:\n  relations: [relations/owes.yaml]\n",
+        {"relations/owes.yaml": SPEC + CONTEXT},
+    )
+    memory = buddy.load(path).sections["memory"]
+    assert memory is not None
+    from buddy.capabilities.memory.extract import from_patterns
+
+    def taken(text: str) -> list[dict[str, object]]:
+        return [dict(f.slots) for f in from_patterns(memory, text).facts]
+
+    # an amends pattern needs no required slot, and takes no fact of its own
+    assert taken("面要3碗") == []
+    assert taken("我欠你2碗粉") == []  # no 米线店 in the message
+    assert taken("我欠你2碗粉，在米线店") == [{"debtor": "user", "item": "粉", "quantity": 2}]
+    assert taken("我欠你2碗饭，开玩笑吗") == []  # the message has 开玩笑
+    assert taken("我欠你2碗饭") == [{"debtor": "user", "item": "饭", "quantity": 2}]
+
+
+@pytest.mark.parametrize("field", ["if_said", "unless_said"])
+def test_a_said_pattern_is_checked_like_a_match(write: Write, field: str) -> None:
+    spec = SPEC + f"    {field}: '(?:a+)+'\n"
+    path = _memory(
+        write, "memory:\n  relations: [relations/owes.yaml]\n", {"relations/owes.yaml": spec}
+    )
+    _, issues = buddy.check(path)
+    assert [(i.path, i.code) for i in issues] == [(f"patterns[0].{field}", "relation-spec")]

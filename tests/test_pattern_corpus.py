@@ -27,6 +27,11 @@ from tests.conftest import REPO
 CORPUS = REPO / "tests" / "companion_corpus"
 DEV = CORPUS / "messages.yaml"
 HELD_OUT = CORPUS / "blind.yaml"
+#: The second blind set: first measured unseen, then tuned against (a development held-out).
+HELD_OUT_2 = CORPUS / "blind2.yaml"
+#: The held-out set: written blind after the patterns' last change, and not tuned against.
+BLIND = CORPUS / "blind3.yaml"
+ALL = (DEV, CORPUS / "blind.yaml", CORPUS / "blind2.yaml", CORPUS / "blind3.yaml")
 COMPANION_MD = (REPO / "docs" / "companion.md").read_text(encoding="utf-8")
 #: What a hard negative may be labelled as.
 HARD = {
@@ -58,10 +63,10 @@ def _labelled(path: Path) -> LabelledFile:
 @pytest.fixture(scope="module")
 def measured(blueprint: Blueprint) -> dict[str, Measured]:
     memory, character = blueprint.sections["memory"], blueprint.sections["character"]
-    return {p.name: measure(memory, character, _labelled(p)) for p in (DEV, HELD_OUT)}
+    return {p.name: measure(memory, character, _labelled(p)) for p in ALL}
 
 
-@pytest.mark.parametrize("path", [DEV, HELD_OUT], ids=lambda p: p.name)
+@pytest.mark.parametrize("path", ALL, ids=lambda p: p.name)
 def test_every_label_is_a_valid_fact_and_a_known_kind(path: Path) -> None:
     specs = {
         p.stem: RelationFile.model_validate(yaml.safe_load(p.read_text("utf-8")))
@@ -79,6 +84,14 @@ def test_the_corpus_is_big_enough_and_the_held_out_set_is_unseen() -> None:
     assert len(dev) >= 300 and sum(m.hard is not None for m in dev) >= 100
     assert not {m.say for m in dev} & {m.say for m in held}
     assert len({m.say for m in dev}) == len(dev)  # no message twice
+    second = {m.say for m in _labelled(HELD_OUT_2).messages}
+    assert len(second) == len(_labelled(HELD_OUT_2).messages)
+    assert not second & {m.say for m in held}
+    # written blind, two short messages happen to be in the corpus too
+    assert second & {m.say for m in dev} == {"闭嘴吧你", "抱歉抱歉，刚才手滑发错了"}
+    third = [m.say for m in _labelled(BLIND).messages]
+    assert len(set(third)) == len(third)
+    assert not set(third) & ({m.say for m in dev} | {m.say for m in held} | second)
 
 
 def _show(measured: Measured, name: str, record_property: Callable[[str, object], None]) -> None:
@@ -112,15 +125,28 @@ def test_no_r2_or_r3_fact_comes_from_a_hard_negative(measured: dict[str, Measure
     assert measured[DEV.name].hard_risky == []
 
 
+#: The floors of the development held-outs: their figures as last measured, rounded down.
+#: The held-out set's: its figures when first measured, rounded down — a floor, not a
+#: target (tuning against it would make it one more development set).
+FLOORS = {
+    HELD_OUT.name: {"relations": (1.0, 0.6), "appraisal": (1.0, 0.8)},
+    HELD_OUT_2.name: {"relations": (0.9, 0.5), "appraisal": (0.9, 0.5)},
+    BLIND.name: {"relations": (0.8, 0.4), "appraisal": (1.0, 0.4)},
+}
+
+
+@pytest.mark.parametrize("path", [HELD_OUT, HELD_OUT_2, BLIND], ids=lambda p: p.name)
 def test_on_unseen_messages_the_figures_hold_up(
-    measured: dict[str, Measured], record_property: Callable[[str, object], None]
+    path: Path, measured: dict[str, Measured], record_property: Callable[[str, object], None]
 ) -> None:
-    """The held-out set was written blind and is not tuned against: its figures are a
-    floor to watch (as measured when it was written), not a target — docs/companion.md
-    shows them. No R2/R3 fact from its hard negatives, as on the corpus."""
-    held = measured[HELD_OUT.name]
-    _show(held, HELD_OUT.name, record_property)
-    floors = {"relations": (0.8, 0.3), "appraisal": (0.9, 0.5)}
+    """Each set was written blind; since issue 22's eighth item its misses are fixed with
+    general rules only (blind.yaml first, then blind2.yaml; a new blind set replaces them as
+    held out): their figures are floors to watch (as last measured, rounded down to one
+    decimal), not targets — docs/companion.md shows them. No R2/R3 fact from their hard
+    negatives, as on the corpus."""
+    held = measured[path.name]
+    _show(held, path.name, record_property)
+    floors = FLOORS[path.name]
     for name, part in (("relations", held.relations), ("appraisal", held.appraisal)):
         total, (precision, recall) = held.total(part), floors[name]
         assert total.precision is not None and total.precision >= precision, name
@@ -134,7 +160,7 @@ def _block(command: str) -> str:
     return match.group(1)
 
 
-@pytest.mark.parametrize(("path", "code"), [(DEV, 0), (HELD_OUT, 0)], ids=str)
+@pytest.mark.parametrize(("path", "code"), [(p, 0) for p in ALL], ids=str)
 def test_the_figures_in_the_docs_are_what_the_command_prints(
     path: Path, code: int, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

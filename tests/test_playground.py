@@ -950,3 +950,36 @@ def test_the_quarrel_line_is_drawn_over_the_trust_line(page: Page) -> None:
           .map((s) => getComputedStyle(document.querySelector(`svg.mood-plot ${s}`)).stroke)"""
     )
     assert len(set(strokes)) == 3, strokes  # drawn in a colour of its own
+
+
+def test_the_inspector_shows_a_lore_entry_put_into_the_history(page: Page, dev: Dev) -> None:
+    """An entry at a depth is a message of the turn's history: the inspector says so, and
+    lists the messages the layer put there."""
+    book = dev.root / "manifests" / "xiaoman" / "lore" / "school.yaml"
+    new_conversation(page, "xiaoman")
+    status = page.locator("#buddy-status")
+    generation = int(status.get_attribute("data-generation") or 0)
+    original = _edit(
+        book, "    always: true\n", "    always: true\n    position: depth\n    depth: 1\n"
+    )
+    try:
+        expect(status).to_have_attribute("data-generation", str(generation + 1))
+        expect(status).to_have_attribute("data-status", "running")
+        page.click(".tab[data-tab=companion]")
+        send(page, "今天好累")
+        report = page.locator(".turn-report").first
+        tag = report.locator(".part-detail[data-part='lore:school/同桌'] .tag.where")
+        expect(tag).to_have_text("a system message 1 from the end of the history")
+        injected = report.locator("details.injected")
+        expect(injected.locator("summary")).to_have_text(
+            "Messages put into this turn's history (1)"
+        )
+        injected.locator("summary").click()
+        message = injected.locator(".injected-message")
+        expect(message).to_have_attribute("data-depth", "1")
+        expect(message.locator("pre")).to_have_text(
+            "你们是高中三年的同桌，你坐靠窗那边，总借他的橡皮不还。"
+        )
+    finally:
+        book.write_text(original, encoding="utf-8")
+    expect(status).to_have_attribute("data-generation", str(generation + 2))

@@ -156,13 +156,13 @@ def test_the_default_texts_say_what_the_shared_template_says(
         "lore": {"entries": [], "text": "山上不许御剑。"},
     }
     shown = blueprint.persona.render(layer=layer)
-    said = "\n\n".join((card_text(layer["memory"]), mood_text(mood), lore_text(layer["lore"])))
+    said = "\n\n".join((card_text(layer["memory"]), mood_text(mood), lore_text(layer["lore"])[1]))
     assert f"\n{said}\n" in shown
 
 
 def test_nothing_to_say_adds_nothing() -> None:
     assert card_text({"card": "", "facts": []}) == ""
-    assert lore_text({"entries": [], "text": ""}) == ""
+    assert lore_text({"entries": [], "text": ""}) == ("", "")
 
 
 def test_a_watched_value_sees_every_kind_of_read() -> None:
@@ -241,12 +241,13 @@ scenarios:
 
 
 async def _scenarios(
-    write: Write, persona: str, text: str, *, manifest: str | None = None
+    write: Write, persona: str, text: str, *, manifest: str | None = None, book: str = BOOK
 ) -> list[list[str]]:
     from buddy.testing.scenario_format import read_suite
     from buddy.testing.scenarios import run_scenario
 
-    extra = {"tests/t.yaml": text} | ({"buddy.yaml": manifest} if manifest else {})
+    extra = {"tests/t.yaml": text, "lore/world.yaml": book}
+    extra |= {"buddy.yaml": manifest} if manifest else {}
     path = _buddy(write, persona, extra=extra)
     blueprint = buddy.load(path)
     suite = read_suite(path.parent / "tests" / "t.yaml", blueprint, display="t.yaml")
@@ -354,3 +355,46 @@ async def test_a_mood_the_turn_was_not_given_fails_the_mood_expectation(write: W
     )
     # What another request of the step was given is not this turn's.
     assert verify_mood(want, Observed(systems=["别的"]), state, True) == ([], [])
+
+
+# ---------------------------------------------------------------- before the persona
+
+
+def test_a_part_may_put_text_before_the_template(write: Write) -> None:
+    """Lore an entry puts before the persona (``position: before_persona``) opens the
+    system prompt when the template does not place lore; the rest stays after it."""
+    from buddy.compile.placement import system_prompt
+
+    blueprint = buddy.load(_buddy(write, "  prompt: 你是一个搭子。\n"))
+    lore = {"entries": [], "text": "甲\n\n乙", "before": "甲", "after": "乙"}
+    text, landings = system_prompt(
+        blueprint.persona, blueprint.placements, {"lore": lore}, kind="private"
+    )
+    assert text.startswith("## 背景设定\n甲\n\n你是一个搭子。")
+    assert text.endswith("你是一个搭子。\n\n## 背景设定\n乙")
+    assert [(x.key, x.where) for x in landings] == [("lore", "default")]
+    assert lore_text({"text": "乙"}) == ("", "## 背景设定\n乙")  # a value without positions
+
+
+MACRO_BOOK = """\
+macros: true
+entries:
+  - { name: 规矩, always: true, content: "{{char}}的山上不许御剑。" }
+  - { name: 掌门, keys: [掌门], position: depth, depth: 0, content: "{{char}}的师父就是掌门。" }
+"""
+DEPTH_ONLY = """\
+scenarios:
+  - name: 私聊
+    steps:
+      - user: 说到掌门
+        model: [嗯。]
+        expect: { lore: [规矩, 掌门] }
+"""
+
+
+async def test_the_lore_expectation_sees_macros_replaced_and_entries_at_a_depth(
+    write: Write,
+) -> None:
+    """What the model was given is the entry as the turn said it: ``{{char}}`` replaced,
+    and an entry at a depth among the request's messages, not in the system prompt."""
+    assert await _scenarios(write, "  prompt: 你好。\n", DEPTH_ONLY, book=MACRO_BOOK) == [[]]

@@ -13,18 +13,24 @@ Typical use::
     exported = export_card(target)                # raises ManifestError / CardError
     print(card_json(exported.card))
 
+Standalone lorebooks (CCv3 ``lorebook_v3``, a bare ``character_book``, SillyTavern World
+Info JSON): :func:`read_lorebook` and :func:`lorebook_file`; the lore book mapping is in
+:mod:`buddy.cards.lore` (import) and :mod:`buddy.cards.lore_export` (export).
+
 See ``docs/cards.md`` for the mapping between card fields and a buddy.
 """
 
 from __future__ import annotations
 
 from buddy.cards.files import card_json, card_png, parse_card, read_card
+from buddy.cards.lorefile import Lorebook, lorebook_file, parse_lorebook, read_lorebook
 from buddy.cards.mapping import (
     CARD_IMAGE,
     SIDECAR,
     Derived,
     Exported,
     derive,
+    derive_lore,
     derive_name,
     export_card,
     import_files,
@@ -44,20 +50,25 @@ __all__ = [
     "CardError",
     "Derived",
     "Exported",
+    "Lorebook",
     "PngError",
     "blank_card",
     "card_json",
     "card_png",
     "convert",
     "derive",
+    "derive_lore",
     "derive_name",
     "escape",
     "export_card",
     "import_files",
+    "lorebook_file",
     "manifest_text",
     "minimal_png",
     "parse_card",
+    "parse_lorebook",
     "read_card",
+    "read_lorebook",
     "slugify",
     "validate_card",
 ]

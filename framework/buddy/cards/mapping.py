@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 import re
+import time
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -24,7 +25,8 @@ from typing import Any
 import yaml
 
 from buddy.cards.files import card_json, read_card
-from buddy.cards.lore import BOOK_FILE, book_from_card, lorebook_from_book
+from buddy.cards.lore import BOOK_FILE, derive_book
+from buddy.cards.lore_export import lorebook_from_book
 from buddy.cards.prompt import (
     CHAR_MACRO,
     USER_MACRO,
@@ -50,8 +52,11 @@ __all__ = [
     "SIDECAR",
     "Derived",
     "Exported",
+    "book_problems",
     "derive",
+    "derive_lore",
     "derive_name",
+    "dump_yaml",
     "export_card",
     "import_files",
     "manifest_text",
@@ -221,32 +226,46 @@ def _dump(data: Mapping[str, Any]) -> str:
     return text
 
 
-def _lore_book(card: Card) -> dict[str, Any] | None:
-    """The lore book of the card's lorebook, or ``None`` when it has no entry with content.
+def derive_lore(card: Card) -> tuple[dict[str, Any] | None, list[str]]:
+    """The lore book of the card's lorebook (``None`` when it has no entry to import) and
+    the warnings of the import, each naming its entry.
 
     Raises:
-        CardError: An entry does not fit a lore book (content over 2000 characters, more
-            than 32 keys …): the buddy would not be valid.
+        CardError: The book does not fit a lore book (an entry's content over 2000
+            characters, more than 32 keys …): the buddy would not be valid.
     """
+    book = card.data.get("character_book")
+    if not isinstance(book, Mapping):
+        return None, []
+    lore, _, warnings = derive_book(book, "book")
+    if not lore["entries"]:
+        return None, warnings
+    problems = book_problems(lore, f"character_book (as lore/{BOOK_FILE})")
+    if problems:
+        raise CardError(card.file, problems)
+    return lore, warnings
+
+
+def book_problems(lore: Mapping[str, Any], shown: str) -> list[str]:
+    """Why ``lore`` (a lore book's data) is not a valid book, one line per problem."""
     from pydantic import ValidationError
 
     from buddy.capabilities.lore.manifest import LoreBookFile
 
-    book = card.data.get("character_book")
-    if not isinstance(book, Mapping):
-        return None
-    lore = book_from_card(book)
-    if not lore["entries"]:
-        return None
     try:
         LoreBookFile.model_validate(lore)
     except ValidationError as exc:
         problems = []
         for error in exc.errors(include_url=False):
             where = ".".join(str(p) for p in error["loc"])
-            problems.append(f"character_book (as lore/{BOOK_FILE}) {where}: {error['msg']}")
-        raise CardError(card.file, problems) from None
-    return lore
+            problems.append(f"{shown} {where}: {error['msg']}")
+        return problems
+    return []
+
+
+def dump_yaml(data: Mapping[str, Any]) -> str:
+    """``data`` as YAML the buddy loader reads back as the same data."""
+    return _dump(data)
 
 
 def manifest_text(card: Card, derived: Derived, name: str, directory: Path) -> str:
@@ -284,7 +303,7 @@ def manifest_text(card: Card, derived: Derived, name: str, directory: Path) -> s
         + "profiles:\n"
         + "  ci: { model: test }   # `--profile ci`: the scripted test model\n"
     )
-    lore = _lore_book(card) is not None
+    lore = derive_lore(card)[0] is not None
     if lore:
         text += (
             "\n# The card's lorebook, as lore/card.yaml: its entries enter the prompt when the\n"
@@ -318,11 +337,12 @@ def import_files(card: Card, name: str, directory: Path) -> dict[str, bytes]:
         "buddy.yaml": manifest_text(card, derive(card), name, directory).encode("utf-8"),
         SIDECAR: card_json(card.raw).encode("utf-8"),
     }
-    lore = _lore_book(card)
+    lore = derive_lore(card)[0]
     if lore is not None:
         header = (
-            "# From the card's character_book (buddy import-card); card.json keeps every\n"
-            "# field that has no meaning here. Edit freely: export-card writes it back.\n"
+            "# From the card's character_book (buddy import-card), with SillyTavern's shipped\n"
+            "# settings written out; card.json keeps the whole card. Edit freely: export-card\n"
+            "# writes back the entries you change and leaves the others as they were.\n"
         )
         files[f"lore/{BOOK_FILE}"] = (header + _dump(lore)).encode("utf-8")
     if card.image is not None:
@@ -411,25 +431,66 @@ def _set(card: dict[str, Any], name: str, value: Any, changed: list[str]) -> Non
 
 def _export_lore(
     directory: Path, has_lore: bool, source: Card, card: dict[str, Any], changed: list[str]
-) -> None:
-    """Write the buddy's ``lore/card.yaml`` back as the card's lorebook, where it changed."""
+) -> list[str]:
+    """Write the buddy's ``lore/card.yaml`` back as the card's lorebook, where it changed;
+    the warnings (changes the lorebook has no place for)."""
     book_file = directory / "lore" / BOOK_FILE
     if not has_lore or not book_file.is_file():
-        return
+        return []
     loaded = load_document(book_file, str(book_file))
     if isinstance(loaded, Issue):
         raise ManifestError([loaded])
     original = source.data.get("character_book")
-    book = lorebook_from_book(original if isinstance(original, Mapping) else None, loaded.data)
+    book, warnings = lorebook_from_book(
+        original if isinstance(original, Mapping) else None, loaded.data
+    )
     _set(card, "character_book", book, changed)
+    return warnings
 
 
-def export_card(directory: Path, version: Version | None = None) -> Exported:
+def _export_greetings(
+    variables: Mapping[str, Any], source: Card, card: dict[str, Any], changed: list[str]
+) -> list[str]:
+    """Write the greeting variables that changed into the card; warnings for the ones of
+    the wrong type."""
+    warnings = []
+    for name in GREETING_VARS:
+        if name not in variables:
+            continue
+        value = variables[name]
+        wanted_list = name != "first_mes"
+        if wanted_list and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+            warnings.append(f"persona.vars.{name} is not a list of strings; not exported")
+        elif not wanted_list and not isinstance(value, str):
+            warnings.append(f"persona.vars.{name} is not a string; not exported")
+        elif value != (source.strings(name) if wanted_list else source.text(name)):
+            _set(card, name, copy.deepcopy(value), changed)
+    return warnings
+
+
+def _dates(card: dict[str, Any], now: float | None) -> None:
+    """CCv3: ``modification_date`` is the time of an export that changed something, and
+    ``creation_date`` is set when absent (both Unix seconds)."""
+    data = card["data"]
+    stamp = int(time.time() if now is None else now)
+    data["modification_date"] = stamp
+    if data.get("creation_date") is None:
+        data["creation_date"] = stamp
+
+
+def export_card(
+    directory: Path, version: Version | None = None, *, now: float | None = None
+) -> Exported:
     """The card of the buddy in ``directory``.
+
+    A V3 card that changed (or is made from the buddy alone) gets ``modification_date``
+    ``now``, and ``creation_date`` ``now`` when it has none; an unchanged one is the
+    sidecar as it was.
 
     Args:
         directory: The buddy's directory (or its ``buddy.yaml``).
         version: 2 or 3; default: the version of ``card.json``, else 2.
+        now: The time of the export (Unix seconds; default: the clock).
 
     Raises:
         ManifestError: The buddy is invalid.
@@ -479,21 +540,14 @@ def export_card(directory: Path, version: Version | None = None) -> Exported:
         if fields.get(name, "") != before.get(name, ""):
             _set(card, name, fields.get(name, ""), changed)
 
-    for name in GREETING_VARS:
-        if name not in persona.variables:
-            continue
-        value = persona.variables[name]
-        wanted_list = name != "first_mes"
-        if wanted_list and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
-            warnings.append(f"persona.vars.{name} is not a list of strings; not exported")
-        elif not wanted_list and not isinstance(value, str):
-            warnings.append(f"persona.vars.{name} is not a string; not exported")
-        elif value != (source.strings(name) if wanted_list else source.text(name)):
-            _set(card, name, copy.deepcopy(value), changed)
-
-    _export_lore(blueprint.directory, "lore" in blueprint.sections, source, card, changed)
+    warnings += _export_greetings(persona.variables, source, card, changed)
+    warnings += _export_lore(
+        blueprint.directory, "lore" in blueprint.sections, source, card, changed
+    )
 
     target: Version = version or source.version
+    if target == 3 and (changed or not sidecar.exists()):
+        _dates(card, now)
     image_file = blueprint.directory / CARD_IMAGE
     kind = not_regular(image_file)
     if kind is not None:  # never opened: a FIFO would block the reader forever

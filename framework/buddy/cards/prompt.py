@@ -3,8 +3,12 @@
 Card text is not Jinja: it uses the card macros ``{{char}}`` and ``{{user}}`` (and the
 older ``<BOT>``/``<USER>``), and may hold any other braces. :func:`escape` maps the two
 macros to ``{{ buddy.title }}`` and ``{{ user }}`` (a persona variable holding a neutral
-word) and turns every other ``{{``, ``{%`` and ``{#`` into an expression that prints it,
-so the template renders the text literally.
+word), each other card macro (``{{random:a,b}}``, ``{{pick::…}}``, ``{{roll:d6}}``,
+``{{reverse:…}}``, ``{{newline}}``, ``{{trim}}``, ``{{noop}}``, the comments ``{{// …}}``,
+``{{comment: …}}``, ``{{hidden_key: …}}``) to a call of the persona global
+:func:`~buddy.compile.persona.card_macro` that replaces it on each turn
+(``{{ card_macro('{{random:a,b}}') }}``), and turns every other ``{{``, ``{%`` and ``{#``
+into an expression that prints it, so the template renders the text literally.
 
 :func:`compose` lays the prompt out in sections, each opening with a Jinja comment that
 names the card field it came from (``{# card:personality -#}``); comments render as
@@ -19,6 +23,8 @@ import re
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
+
+from buddy.compile.macros import CARD_MACRO
 
 __all__ = [
     "CHAR_MACRO",
@@ -41,10 +47,23 @@ USER_VAR = "user"
 TITLE_EXPR = "{{ buddy.title }}"
 USER_EXPR = "{{ " + USER_VAR + " }}"
 
+# A piece of a card macro's text: no "{{" or "}}", or one macro nested in it.
+_PIECE = r"(?:(?!\{\{|\}\}).|\{\{(?:(?!\{\{|\}\}).)*\}\})"
+_CARD_MACRO = (
+    r"\n*\{\{trim\}\}\n*"  # the newlines on either side go with it
+    r"|\{\{(?:newline|noop)\}\}"
+    r"|\{\{(?://|\s*comment\s*:|\s*hidden_key\s*:|random\s?::?|pick\s?::?|roll[ :]|reverse:)"
+    rf"{_PIECE}*\}}\}}"
+)
 _TOKENS = re.compile(
     r"(?P<macro>\{\{\s*(?P<who>char|user)\s*\}\})"
     r"|(?P<legacy><(?P<old>bot|char|user)>)"
+    rf"|(?P<card>{_CARD_MACRO})"
     r"|(?P<open>\{[{%#])",
+    re.IGNORECASE | re.DOTALL,
+)
+_NAMES = re.compile(
+    r"(?P<macro>\{\{\s*(?P<who>char|user)\s*\}\})|(?P<legacy><(?P<old>bot|char|user)>)",
     re.IGNORECASE,
 )
 _MARKER = "{{# {kind}:{name} -#}}\n"
@@ -141,19 +160,46 @@ def escape(text: str) -> str:
         who = (match.group("who") or match.group("old") or "").lower()
         if who:
             return USER_EXPR if who == "user" else TITLE_EXPR
+        if match.group("card"):
+            return "{{ " + CARD_MACRO + "(" + _macro_source(match.group("card")) + ") }}"
         return "{{ '" + match.group("open") + "' }}"
 
     return _TOKENS.sub(replace, sanitize(text))
 
 
+def _macro_source(text: str) -> str:
+    """A card macro as a Jinja expression giving its text, with the ``{{char}}`` and
+    ``{{user}}`` in it as the title and the ``user`` variable."""
+    parts: list[str] = []
+    at = 0
+    for name in _NAMES.finditer(text):
+        if name.start() > at:
+            parts.append(_literal(text[at : name.start()]))
+        who = (name.group("who") or name.group("old")).lower()
+        parts.append(USER_VAR if who == "user" else "buddy.title")
+        at = name.end()
+    if at < len(text) or not parts:
+        parts.append(_literal(text[at:]))
+    return " ~ ".join(parts)
+
+
+def _literal(text: str) -> str:
+    """``text`` as a Jinja string literal (which unescapes as Python's do)."""
+    escaped = text.replace("\\", "\\\\").replace("'", "\\'").replace("\n", "\\n")
+    return "'" + escaped + "'"
+
+
 def plain(text: str, title: str, user: str) -> str:
-    """Card text with its macros replaced by ``title`` and ``user`` (no Jinja): for the
-    buddy's description, which is shown, not rendered."""
+    """Card text with its ``{{char}}``/``{{user}}`` replaced by ``title`` and ``user`` (no
+    Jinja; other card macros stay): for the buddy's description, which is shown, not
+    rendered."""
 
     def replace(match: re.Match[str]) -> str:
         who = (match.group("who") or match.group("old") or "").lower()
         if who:
             return user if who == "user" else title
+        if match.group("card"):  # the macro stays; the names in it are replaced
+            return _NAMES.sub(replace, match.group(0))
         return match.group(0)
 
     return _TOKENS.sub(replace, text)

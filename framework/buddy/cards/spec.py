@@ -23,6 +23,7 @@ __all__ = [
     "CardError",
     "blank_card",
     "convert",
+    "lorebook_problems",
     "validate_card",
 ]
 
@@ -154,6 +155,14 @@ def _lorebook(problems: list[str], where: str, book: Any) -> None:
                 _strings(problems, f"{at}.{key}", entry[key])
 
 
+def lorebook_problems(book: Any, where: str) -> list[str]:
+    """What is wrong with the lorebook ``book`` (a ``character_book``), one line per
+    problem (``where`` names it in each)."""
+    problems: list[str] = []
+    _lorebook(problems, where, book)
+    return problems
+
+
 def _assets(problems: list[str], where: str, assets: Any) -> None:
     if not _expect(problems, where, assets, "a list"):
         return
@@ -182,8 +191,34 @@ def _version(spec: Any, card: Mapping[str, Any]) -> tuple[Version | None, str]:
             )
         return None, "no `spec`: not a character card (expected chara_card_v2 or chara_card_v3)"
     if spec == "lorebook_v3":
-        return None, "`spec` is lorebook_v3: this is a lorebook, not a character card"
+        return None, (
+            "`spec` is lorebook_v3: this is a lorebook, not a character card; add it to a "
+            "buddy with `buddy import-lore`"
+        )
     return None, f"unknown `spec` {spec!r}: expected chara_card_v2 or chara_card_v3"
+
+
+def _spec_version(value: Any, version: Version) -> str:
+    """A warning about ``spec_version``, or ``""``. Never a refusal: the V3 specification
+    says to read a card whatever its ``spec_version`` says, comparing it as a number
+    (a string ``"3.0"`` or a number ``3.0``)."""
+    expected = SPECS[version][1]
+    if value is None:
+        return f"no `spec_version`; read as {expected}" if version == 3 else ""
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        return f"`spec_version` is {_kind(value)}, not a version; read as {expected}"
+    try:
+        number = float(value)
+    except ValueError:
+        return f"`spec_version` is {value!r}, expected {expected!r}; read as {expected}"
+    if number == float(expected):
+        return ""
+    if number > float(expected):
+        return (
+            f"`spec_version` {value} is newer than {expected}; fields this version does not "
+            "know are kept but not used"
+        )
+    return f"`spec_version` is {value!r}, expected {expected!r}"
 
 
 def validate_card(card: Any, file: str) -> tuple[Version, list[str]]:
@@ -209,23 +244,9 @@ def validate_card(card: Any, file: str) -> tuple[Version, list[str]]:
         raise CardError(file, [why])
     problems: list[str] = []
     warnings: list[str] = []
-    expected = SPECS[version][1]
-    spec_version = card.get("spec_version")
-    if spec_version is None:
-        if version == 3:
-            warnings.append(f"no `spec_version`; read as {expected}")
-    elif _expect(problems, "spec_version", spec_version, "a string") and spec_version != expected:
-        try:
-            newer = float(spec_version) > float(expected)
-        except ValueError:
-            newer = False
-        if newer:
-            warnings.append(
-                f"`spec_version` {spec_version} is newer than {expected}; fields this version "
-                "does not know are kept but not used"
-            )
-        else:
-            warnings.append(f"`spec_version` is {spec_version!r}, expected {expected!r}")
+    warning = _spec_version(card.get("spec_version"), version)
+    if warning:
+        warnings.append(warning)
     data = card.get("data")
     if data is None:
         problems.append("no `data` object: the card's fields belong in `data`")

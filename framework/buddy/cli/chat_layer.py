@@ -37,7 +37,14 @@ LAYER_COMMANDS = (
 )
 _STATUS = {"kept": "已记下", "proposed": "待确认", "disputed": "说法不一"}
 _PARTY = {"user": "对方", "buddy": "搭子"}
-_LEFT_OUT = {"cooldown": "冷却中（cooldown）", "budget": "放不下了（memory.budget）"}
+_LEFT_OUT = {
+    "cooldown": "冷却中（cooldown）",
+    "delay": "还没到时候（delay）",
+    "group": "同组里别的条目被选中（group）",
+    "probability": "这一轮没抽中（probability）",
+    "budget": "放不下了（memory.budget）",
+    "token_budget": "超出这本设定集的额度（token_budget）",
+}
 
 
 def _short(value: Any, limit: int = 120) -> str:

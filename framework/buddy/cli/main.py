@@ -176,7 +176,8 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _card_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """``import-card`` and ``export-card`` (Character Card V2/V3)."""
+    """``import-card`` and ``export-card`` (Character Card V2/V3), ``import-lore`` and
+    ``export-lore`` (lorebooks)."""
     import_card = sub.add_parser(
         "import-card",
         help="create a buddy from a Character Card V2/V3 (.json or .png)",
@@ -210,6 +211,38 @@ def _card_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     card_version = export_card.add_mutually_exclusive_group()
     card_version.add_argument("--v2", dest="card_version", action="store_const", const=2)
     card_version.add_argument("--v3", dest="card_version", action="store_const", const=3)
+
+    import_lore = sub.add_parser(
+        "import-lore",
+        help="add a lorebook (CCv3 lorebook_v3, character_book, SillyTavern World Info JSON) "
+        "to a buddy as a lore book",
+        description="Add lore/NAME.yaml made from a lorebook file, and lore/NAME.card.json "
+        "keeping the file for export-lore. Exit 0 added, 1 not a lorebook (or the buddy would "
+        "not validate: nothing is changed), 2 usage error.",
+    )
+    import_lore.add_argument("file", metavar="FILE")
+    import_lore.add_argument("--into", default=".", help="the buddy (default: here)")
+    import_lore.add_argument(
+        "--name", metavar="NAME", help="the book's name (default: from the file name)"
+    )
+
+    export_lore = sub.add_parser(
+        "export-lore",
+        help="write a buddy's lore book as a lorebook file (World Info or lorebook_v3)",
+        description="Write lore/BOOK.yaml as a lorebook: its original file with the entries "
+        "that changed rewritten, or one made from the book alone. Exit 0 written, 1 invalid "
+        "buddy or original, 2 usage error.",
+    )
+    export_lore.add_argument("path", metavar="BUDDY")
+    export_lore.add_argument("book", metavar="BOOK")
+    export_lore.add_argument(
+        "-o", "--out", metavar="FILE", help="default: BOOK.json here; - for stdout"
+    )
+    export_lore.add_argument(
+        "--format",
+        choices=("wi", "lorebook_v3"),
+        help="default: the original's (wi, lorebook_v3 or a bare character_book), else lorebook_v3",
+    )
 
 
 def _unit(text: str) -> float:
@@ -362,6 +395,14 @@ def _run(argv: Sequence[str] | None) -> int:
         from buddy.cli.cards import export_card
 
         return export_card(args.path, args.format, args.out, args.card_version, args.image)
+    if args.command == "import-lore":
+        from buddy.cli.cards import import_lore
+
+        return import_lore(args.file, args.into, args.name)
+    if args.command == "export-lore":
+        from buddy.cli.cards import export_lore
+
+        return export_lore(args.path, args.book, args.out, args.format)
     if args.command == "dev":
         from buddy.cli.dev import dev
 

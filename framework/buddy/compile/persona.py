@@ -6,6 +6,12 @@ group ``buddy.personas``), then the shared templates and trait files buddy ships
 (:data:`BUILT_IN_PACK`). Templates render in the sandbox of :mod:`buddy.compile.sandbox`
 (strict undefined names, a budget per render); a failure is located at the template file
 and line where it happened (:func:`describe_failure`).
+
+Card macros: every environment has the global :func:`card_macro`, which the prompt of an
+imported card calls for each of the card's macros (``{{ card_macro('{{random:a,b}}') }}``,
+see :mod:`buddy.cards.prompt`). A render for a turn replaces them (seeded by the event id,
+``pick`` by the conversation id); a render of :meth:`PersonaRenderer.context` without an
+event (a card's export) leaves them as the card wrote them.
 """
 
 from __future__ import annotations
@@ -20,7 +26,9 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+from jinja2.sandbox import SandboxedEnvironment
 
+from buddy.compile.macros import CARD_MACRO, Expander
 from buddy.compile.project import find_project_root, not_regular, resolved
 from buddy.compile.sandbox import (
     INLINE_NAME,
@@ -29,15 +37,17 @@ from buddy.compile.sandbox import (
     RENDER_STEPS_MAX,
     VALUE_CHARS_MAX,
     TemplateNotRegular,
-    make_environment,
 )
 
 # The sandbox's, re-exported: tests patch them here.
 from buddy.compile.sandbox import _BudgetedEnvironment as _BudgetedEnvironment  # noqa: PLC0414
 from buddy.compile.sandbox import _TemplateCache as _TemplateCache  # noqa: PLC0414
+from buddy.compile.sandbox import make_environment as _sandboxed
 
 __all__ = [
     "BUILT_IN_PACK",
+    "CARD_MACRO",
+    "EXAMPLE_EVENT",
     "EXAMPLE_NOW",
     "INLINE_NAME",
     "POWER_BITS_MAX",
@@ -48,6 +58,7 @@ __all__ = [
     "PersonaRenderer",
     "TemplateFailure",
     "TemplateNotRegular",
+    "card_macro",
     "find_project_root",
     "make_environment",
     "search_path",
@@ -56,9 +67,34 @@ __all__ = [
 RESERVED_NAMES = ("traits", "buddy", "conversation", "now")
 # The instant `validate` and `render` use for `now`, so their output is reproducible.
 EXAMPLE_NOW = datetime(2026, 1, 5, 9, 0, tzinfo=timezone(timedelta(hours=8)))
+# The event id `validate` and `render` seed card macros with (`{{random:…}}`, `{{roll:…}}`).
+EXAMPLE_EVENT = "example"
+# Where a render's context keeps the turn's card macro expander: not a name a template can
+# write, so no persona var can shadow it.
+_EXPANDER = "card macros"
 # The shared templates (companion.md.j2, coach.md.j2) and trait files (traits/*.yaml) that
 # ship with buddy: last on every search path, so a project's own file of the name wins.
 BUILT_IN_PACK = Path(__file__).resolve().parents[1] / "personas"
+
+
+@jinja2.pass_context
+def card_macro(context: jinja2.runtime.Context, text: str) -> str:
+    """``text`` (a card macro as written: ``{{random:a,b}}``) replaced for this render's
+    turn; as it is in a render without a turn (a card's export reads the macros back)."""
+    expander = context.get(_EXPANDER)
+    if not isinstance(expander, Expander):
+        return text
+    return expander(str(text))
+
+
+def make_environment(
+    path: Sequence[Path], inline: str | None = None, seen: set[Path] | None = None
+) -> SandboxedEnvironment:
+    """The sandbox's environment (:func:`buddy.compile.sandbox.make_environment`), with
+    :func:`card_macro`."""
+    environment = _sandboxed(path, inline, seen)
+    environment.globals[CARD_MACRO] = card_macro
+    return environment
 
 
 @cache
@@ -232,12 +268,15 @@ class PersonaRenderer:
         conversation_id: str = "",
         now: datetime | None = None,
         layer: Mapping[str, Any] | None = None,
+        event: str | None = None,
     ) -> dict[str, Any]:
         """The names a template sees; ``layer``: what it sees of the buddy's sections
-        (:func:`buddy.extend.persona_layer`: ``memory``, ``character``, ``lore``)."""
+        (:func:`buddy.extend.persona_layer`: ``memory``, ``character``, ``lore``);
+        ``event``: the turn's event id, which card macros are replaced with (``None``:
+        they are left as written)."""
         # Plain dicts (not the read-only views held here): error messages then name a
         # `dict object` rather than an implementation type.
-        return {
+        context = {
             **self.variables,
             **(layer or {}),
             "traits": dict(self.traits),
@@ -245,6 +284,16 @@ class PersonaRenderer:
             "conversation": {"kind": kind, "id": conversation_id},
             "now": now or datetime.now(UTC).astimezone(),
         }
+        if event is not None:
+            # One expander a render: the second `{{random:a,b}}` of a prompt draws anew.
+            user = self.variables.get("user")
+            context[_EXPANDER] = Expander(
+                char=self.buddy.get("title", ""),
+                user=user if isinstance(user, str) else "",
+                seed=event,
+                stable=conversation_id or event,
+            )
+        return context
 
     def render(
         self,
@@ -253,8 +302,11 @@ class PersonaRenderer:
         conversation_id: str = "",
         now: datetime | None = None,
         layer: Mapping[str, Any] | None = None,
+        event: str = EXAMPLE_EVENT,
     ) -> str:
-        """The system prompt for a conversation of ``kind`` (``private`` or ``group``).
+        """The system prompt for a conversation of ``kind`` (``private`` or ``group``);
+        ``event``: the turn's event id, the seed of card macros (``random``, ``roll``;
+        ``pick`` is seeded by ``conversation_id``).
 
         Raises:
             jinja2.TemplateError: The template failed (validation makes this unlikely).
@@ -262,7 +314,9 @@ class PersonaRenderer:
         template = self._template
         if template is None:
             template = self._template = self._env.get_template(self.name)
-        context = self.context(kind=kind, conversation_id=conversation_id, now=now, layer=layer)
+        context = self.context(
+            kind=kind, conversation_id=conversation_id, now=now, layer=layer, event=event
+        )
         return template.render(context)
 
     def templates(self) -> Iterator[str]:

@@ -6,7 +6,9 @@ reads that value — ``{{ memory.card }}``, ``{% if character.quarrel %}``, a lo
 ``lore.entries``, any read, in any included or extended template, in the branch this render
 took. A part the render did not read goes into the system prompt anyway, at its section's
 default place (``Section.placed``: its text, after what the template rendered, in registry
-order), so nothing a manifest declares silently never reaches the model. A section with no
+order; a part may put some of its text before the template's instead, as lore does for
+an entry that goes before the persona), so nothing a manifest declares silently never
+reaches the model. A section with no
 default place that the template never reads lands **nowhere**: ``buddy validate`` reports it.
 
 Reads are seen by handing the template each value as a :class:`Watched` mapping, so the
@@ -21,6 +23,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
+from buddy.compile.persona import EXAMPLE_EVENT
 from buddy.extend import resolve
 
 if TYPE_CHECKING:
@@ -105,10 +108,12 @@ def system_prompt(
     kind: str,
     conversation_id: str = "",
     now: datetime | None = None,
+    event: str = EXAMPLE_EVENT,
 ) -> tuple[str, tuple[Landing, ...]]:
     """The persona rendered with ``layer`` (what templates see of the sections, by key),
     each part it did not read added at its default place (``placements``: ``(key,
     module:function)`` of ``Section.placed``); and where each part of ``layer`` landed.
+    ``event``: the turn's event id, which seeds a card's macros.
 
     Raises:
         jinja2.TemplateError: The template failed.
@@ -116,7 +121,9 @@ def system_prompt(
     watched = {
         key: Watched(value) if isinstance(value, Mapping) else value for key, value in layer.items()
     }
-    text = persona.render(kind=kind, conversation_id=conversation_id, now=now, layer=watched)
+    text = persona.render(
+        kind=kind, conversation_id=conversation_id, now=now, layer=watched, event=event
+    )
     defaults = dict(placements)
     landings: list[Landing] = []
     for key, value in watched.items():
@@ -125,10 +132,13 @@ def system_prompt(
         elif key not in defaults:
             landings.append(Landing(key, "nowhere"))
         else:
-            said = str(resolve(defaults[key])(layer[key]))
-            landings.append(Landing(key, "default", said))
-            if said:  # a paragraph of its own, after the template's last line
-                text = f"{text.rstrip(chr(10))}\n\n{said}"
+            said = resolve(defaults[key])(layer[key])
+            before, after = (str(x) for x in said) if isinstance(said, tuple) else ("", str(said))
+            landings.append(Landing(key, "default", "\n\n".join(x for x in (before, after) if x)))
+            if before:  # a paragraph of its own, before the template's first line
+                text = f"{before}\n\n{text.lstrip(chr(10))}"
+            if after:  # a paragraph of its own, after the template's last line
+                text = f"{text.rstrip(chr(10))}\n\n{after}"
     return text, tuple(landings)
 
 

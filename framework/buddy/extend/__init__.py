@@ -66,7 +66,7 @@ if TYPE_CHECKING:
         step_expects,
     )
     from buddy.extend.refs import HOOKS, Hook, verify
-    from buddy.extend.turn import DATA_READ_REFUSAL, Bound, Layer, Layered, TurnState
+    from buddy.extend.turn import DATA_READ_REFUSAL, Bound, Injected, Layer, Layered, TurnState
     from buddy.models.base import Model
     from buddy.platform.api import PlatformClient
 
@@ -84,6 +84,7 @@ __all__ = [
     "Capability",
     "EventKind",
     "Hook",
+    "Injected",
     "Layer",
     "Layered",
     "PlatformTool",
@@ -129,7 +130,7 @@ _HOMES = {
         "event_kinds facades layers pages panels placements prompts register_module registry sections "
         "start step_actions step_expects"
     ),
-    "turn": "DATA_READ_REFUSAL Bound Layer Layered TurnState",
+    "turn": "DATA_READ_REFUSAL Bound Injected Layer Layered TurnState",
 }
 _HOME = {name: module for module, names in _HOMES.items() for name in names.split()}
 

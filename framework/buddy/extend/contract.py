@@ -160,10 +160,12 @@ class Section:
             templates see of it under its key (``{{ memory.card }}``): with ``example``,
             a fixed, representative one (``buddy validate`` and ``render`` show the prompt
             with it); without, a conversation's before anything is known. ``""``: none.
-        placed: ``module:function``, ``(value) -> str``: the part's text in the system
-            prompt when the persona template does not place it (reads nothing of the
-            value under the key): added after what the template rendered, in registry
-            order (``""`` from it: nothing to say this turn). ``""``: the section has no
+        placed: ``module:function``, ``(value) -> str | tuple[str, str]``: the part's
+            text in the system prompt when the persona template does not place it (reads
+            nothing of the value under the key): added after what the template rendered,
+            in registry order (``""`` from it: nothing to say this turn); a pair is
+            ``(before, after)``: the first goes before the template's text (lore an
+            entry puts before the persona). ``""``: the section has no
             default place, so a template that never places it is reported by
             ``buddy validate``.
     """

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 if TYPE_CHECKING:
     from buddy.compile.blueprint import Blueprint
     from buddy.platform.api import PlatformClient
 
-__all__ = ["DATA_READ_REFUSAL", "Bound", "Layer", "Layered", "TurnState"]
+__all__ = ["DATA_READ_REFUSAL", "Bound", "Injected", "Layer", "Layered", "TurnState"]
 
 #: What the model reads when a write is refused after a data read (``{what}``: 写记忆 …).
 DATA_READ_REFUSAL = (
@@ -87,6 +87,24 @@ class Bound:
 
 
 @dataclass(frozen=True, slots=True)
+class Injected:
+    """A message a layer puts into one turn's history, for the model only: it is not
+    committed and later turns do not see it (a lore entry at a depth).
+
+    Attributes:
+        depth: How many messages from the end it goes (0: after the turn's own message,
+            1: just before it, …; deeper than the history: at its start).
+        role: Who it speaks as. A ``system`` message goes as one on the providers that
+            take system messages among the others, as a marked user text on the rest.
+        text: What the model reads.
+    """
+
+    depth: int
+    role: Literal["system", "user", "assistant"]
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
 class Layered:
     """What a conversation layer gives one turn.
 
@@ -94,10 +112,12 @@ class Layered:
         context: Persona template variables by section key (``memory``, ``character``,
             ``lore``), replacing the blueprint's conversation-start ones.
         prompt: Text appended to the system prompt (its own ``##`` section), or ``""``.
+        injected: Messages for this turn's history only (:class:`Injected`).
     """
 
     context: Mapping[str, Any] = field(default_factory=dict)
     prompt: str = ""
+    injected: tuple[Injected, ...] = ()
 
 
 class Layer(Protocol):

@@ -58,6 +58,8 @@ DEFAULT_MAX_TOKENS = 4096
 #: How the API takes thinking: the budgets for each effort and for ``thinking: true``.
 STYLE = THINKING_STYLES["anthropic"]
 _THINKING_BLOCKS = ("thinking", "redacted_thinking")
+#: What starts a system message that goes among the others as the user's text.
+SYSTEM_MARK = "[系统提示] "
 
 # Anthropic's stop reasons, in the chat-completions words ModelResponse uses.
 _FINISH = {
@@ -304,6 +306,10 @@ def messages(request: ModelRequest, model: str = "") -> list[dict[str, Any]]:
             if message.is_error:
                 result["is_error"] = True
             blocks.append(result)
+        elif message.role == "system" and message.content:
+            # The API takes a system prompt only at the top: a layer's system message
+            # among the others goes as the user's text, marked as the system's.
+            blocks.append({"type": "text", "text": f"{SYSTEM_MARK}{message.content}"})
         elif message.content:  # the API refuses empty text blocks
             blocks.append({"type": "text", "text": message.content})
         if message.role == "assistant":

@@ -74,7 +74,9 @@ class Message:
     """One message of the conversation history sent to a model.
 
     Attributes:
-        role: ``user``, ``assistant`` or ``tool`` (the system prompt is separate).
+        role: ``user``, ``assistant`` or ``tool`` (the system prompt is separate); or
+            ``system``, for a message a layer put into one turn's history
+            (:class:`~buddy.extend.turn.Injected`), never kept.
         content: Text (for ``tool``: the result text the model reads).
         tool_calls: For ``assistant``: the calls it made.
         tool_call_id: For ``tool``: the call this result answers.
@@ -85,7 +87,7 @@ class Message:
         replay: For ``assistant``, within its turn: what its provider needs back.
     """
 
-    role: Literal["user", "assistant", "tool"]
+    role: Literal["user", "assistant", "tool", "system"]
     content: str = ""
     tool_calls: tuple[ToolCall, ...] = ()
     tool_call_id: str | None = None

@@ -263,8 +263,8 @@ def messages(
     if request.system:
         out.append({"role": "system", "content": request.system})
     for message in request.messages:
-        if message.role == "user":
-            out.append({"role": "user", "content": message.content})
+        if message.role in ("user", "system"):  # system: a layer's, among the others
+            out.append({"role": message.role, "content": message.content})
         elif message.role == "assistant":
             entry: dict[str, Any] = {"role": "assistant", "content": message.content}
             if message.tool_calls:

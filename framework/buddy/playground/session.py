@@ -246,6 +246,9 @@ class DevSession:
                 "event": sent.event,
                 "system": sent.system,
                 "parts": [{"part": x.key, "where": x.where, "text": x.text} for x in sent.landings],
+                "injected": [
+                    {"depth": x.depth, "role": x.role, "text": x.text} for x in sent.injected
+                ],
             }
             for sent in dev.server.buddy.turns.sent.get(conversation_id, ())
         ]

@@ -16,9 +16,9 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from buddy.errors import HookFailed, ModelError, PlatformError, ResourceNotFoundError, ToolError
 from buddy.models.base import (
@@ -40,6 +40,9 @@ from buddy.runtime.hooks import HookRunner, ToolCallInfo
 from buddy.runtime.state import CURRENT_TURN, RuntimeConversation, install_log_redaction
 from buddy.runtime.tools import Tool, ToolResult
 
+if TYPE_CHECKING:
+    from buddy.extend.turn import Injected
+
 __all__ = [
     "DENIAL_PREFIX",
     "MAX_STEPS",
@@ -47,6 +50,7 @@ __all__ = [
     "AgentEvent",
     "AgentLoop",
     "TurnOutcome",
+    "inject",
 ]
 
 log = logging.getLogger("buddy.runtime.loop")
@@ -57,6 +61,30 @@ REDACTED = "[已隐去：这一轮读过用户授权数据，此处不保留]"
 DENIAL_PREFIX = "调用被拒绝："  # how a hook's refusal reads to the model (and to scenario checks)
 MODEL_FAILURE = "抱歉，我这边暂时连不上模型，稍后再试试吧。"
 STEP_LIMIT = "（这一轮步骤太多，先停在这里。）"
+
+
+def inject(messages: list[Message], injected: Sequence[Injected]) -> list[Message]:
+    """``messages`` with each of ``injected`` ``depth`` messages from the end (0: after
+    the last; deeper than ``messages``: at the start). Those of one depth and role are one
+    message, their texts joined by a line, in the order given; at one depth, system
+    messages go first, then user, then assistant."""
+    if not injected:
+        return messages
+    joined: dict[tuple[int, str], list[str]] = {}
+    for one in injected:
+        joined.setdefault((min(max(one.depth, 0), len(messages)), one.role), []).append(one.text)
+    roles: tuple[Literal["system", "user", "assistant"], ...] = ("system", "user", "assistant")
+    out: list[Message] = []
+    for at in range(len(messages) + 1):
+        depth = len(messages) - at
+        out.extend(
+            Message(role, "\n".join(joined[depth, role]))
+            for role in roles
+            if (depth, role) in joined
+        )
+        if at < len(messages):
+            out.append(messages[at])
+    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -286,25 +314,28 @@ class AgentLoop:
         user: Message,
         conversation: RuntimeConversation,
         on_event: Callable[[AgentEvent], None] | None = None,
+        injected: Sequence[Injected] = (),
     ) -> TurnOutcome:
-        """Run one turn for ``user`` (the new message) after ``history``."""
+        """Run one turn for ``user`` (the new message) after ``history``, with the
+        layers' ``injected`` messages in what the model reads (not in the outcome)."""
         token = CURRENT_TURN.set(conversation.turn)
         try:
-            return await self._run(system, history, user, conversation, on_event)
+            return await self._run(
+                system, inject([*history, user], injected), user, conversation, on_event
+            )
         finally:
             CURRENT_TURN.reset(token)
 
     async def _run(
         self,
         system: str,
-        history: list[Message],
+        messages: list[Message],
         user: Message,
         conversation: RuntimeConversation,
         on_event: Callable[[AgentEvent], None] | None,
     ) -> TurnOutcome:
         emit = on_event or (lambda event: None)
         recorder = _Recorder(conversation, self.data_tools)
-        messages = [*history, user]
         emit(AgentEvent("agent_start"))
         reply: str | None = None
         error: str | None = None

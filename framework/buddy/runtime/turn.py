@@ -40,7 +40,7 @@ from buddy.runtime.state import RuntimeConversation, TurnState
 
 if TYPE_CHECKING:
     from buddy.extend import EventKind
-    from buddy.extend.turn import Layer, Layered
+    from buddy.extend.turn import Injected, Layer, Layered
     from buddy.platform.protocol.events import Event
 
 __all__ = ["Commit", "LocalEvent", "Turn", "TurnRunner", "kept_steps"]
@@ -107,12 +107,15 @@ class Sent:
         landings: Each declared part's place (:class:`~buddy.compile.placement.Landing`).
         context: What the persona template was given of the sections, by key
             (``memory``, ``character``, ``lore``).
+        injected: The messages the layers put into the turn's history
+            (:class:`~buddy.extend.turn.Injected`).
     """
 
     event: str
     system: str
     landings: tuple[Landing, ...]
     context: Mapping[str, Any]
+    injected: tuple[Injected, ...] = ()
 
 
 class TurnRunner:
@@ -179,13 +182,17 @@ class TurnRunner:
             if self.layers
             else []
         )
-        system = self.system(conversation, kind, layered, summary, event=str(event.id))
+        injected = tuple(one for part in layered for one in part.injected)
+        system = self.system(
+            conversation, kind, layered, summary, event=str(event.id), injected=injected
+        )
         outcome = await self.loop.run(
             system,
             history,
             self.user(conversation, event, kind),
             conversation,
             emit,
+            injected,
         )
         record = {
             "event_id": event.id,
@@ -209,8 +216,10 @@ class TurnRunner:
         summary: str = "",
         *,
         event: str = "",
+        injected: tuple[Injected, ...] = (),
     ) -> str:
-        """The turn's system prompt (kept in :attr:`sent`)."""
+        """The turn's system prompt (kept in :attr:`sent`, with the ``injected`` messages
+        the turn's history gets)."""
         context = persona_layer(self.blueprint, example=False)
         for part in layered:
             context.update(part.context)
@@ -220,13 +229,14 @@ class TurnRunner:
             context,
             kind=conversation.kind,
             conversation_id=conversation.id,
+            event=event,
         )
         if summary:
             prompt += f"\n\n## 之前聊过的内容（摘要）\n{summary}"
         prompt += "".join(f"\n\n{part.prompt}" for part in layered if part.prompt)
         if kind is not None and kind.prompt:
             prompt += resolve(kind.prompt)(self.blueprint)
-        self._keep(conversation.id, Sent(event, prompt, landings, context))
+        self._keep(conversation.id, Sent(event, prompt, landings, context, injected))
         return prompt
 
     def _keep(self, conversation_id: str, sent: Sent) -> None:

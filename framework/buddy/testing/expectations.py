@@ -24,6 +24,7 @@ from typing import Any
 
 from buddy.extend import resolve, step_expects
 from buddy.manifest.yamlio import YamlPath
+from buddy.models.base import Message
 from buddy.runtime.loop import DENIAL_PREFIX
 from buddy.testing.expectation_models import (
     TOOL_NAME_PATTERN,
@@ -122,6 +123,7 @@ class Observed:
         results: Tool results of this step.
         turns: The turn records the platform stored in this step.
         systems: The system prompt of each request the model received in this step.
+        histories: The messages of each of those requests (a layer's injected ones too).
     """
 
     messages: list[dict[str, Any]] = field(default_factory=list)
@@ -129,6 +131,7 @@ class Observed:
     results: list[ResultSeen] = field(default_factory=list)
     turns: list[dict[str, Any]] = field(default_factory=list)
     systems: list[str] = field(default_factory=list)
+    histories: list[tuple[Message, ...]] = field(default_factory=list)
 
     @property
     def texts(self) -> list[str]:

@@ -310,6 +310,7 @@ class _Run:
             results=list(self.model.results),
             turns=list(turns),
             systems=list(self.model.systems),
+            histories=list(self.model.histories),
         )
 
     async def _state(self, expect: CoreExpect, seen: Observed) -> dict[str, Any]:

@@ -99,6 +99,7 @@ class ScenarioModel(Model):
         self.calls: list[CallSeen] = []
         self.results: list[ResultSeen] = []
         self.systems: list[str] = []  # the system prompt of each request, in order
+        self.histories: list[tuple[Message, ...]] = []  # and its messages
         self.problems: list[tuple[YamlPath, str, bool]] = []  # (where, what, at the key)
 
     def absorb(self, messages: Sequence[Message]) -> None:
@@ -117,6 +118,11 @@ class ScenarioModel(Model):
         if text is not None:
             self.latest[name] = text
 
+    def _received(self, request: ModelRequest) -> None:
+        self.systems.append(request.system)
+        self.histories.append(request.messages)
+        self.absorb(request.messages)
+
     def _responded(self, response: ModelResponse) -> None:
         for call in response.tool_calls:
             try:
@@ -127,8 +133,7 @@ class ScenarioModel(Model):
 
     async def request(self, request: ModelRequest) -> ModelResponse:
         """Answer with the next scripted response (or the real model's)."""
-        self.systems.append(request.system)
-        self.absorb(request.messages)
+        self._received(request)
         if self.inner is not None:
             response = await self.inner.request(request)
         else:
@@ -138,8 +143,7 @@ class ScenarioModel(Model):
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         """Like :meth:`request`, streamed (a real model streams as usual)."""
-        self.systems.append(request.system)
-        self.absorb(request.messages)
+        self._received(request)
         if self.inner is not None:
             async for event in self.inner.stream(request):
                 if isinstance(event, Done):

@@ -63,6 +63,13 @@ class AppraisalPattern(Strict):
         description="Only when the message is this one clause (「烦死了」, not "
         "「烦死了，这破电脑」).",
     )
+    unless_said: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=PATTERN_CHARS,
+        description="A regular expression searched in the whole message: the pattern counts "
+        "only when it is not found (「不好意思，请问几点了」: a courtesy, not an apology).",
+    )
 
 
 class Kind(Strict):
@@ -102,6 +109,13 @@ def appraisal_problems(file: AppraisalFile) -> Iterator[Problem]:
             )
             if problem is not None:
                 yield (*where, "match"), problem
+            said = pattern.unless_said
+            problem = None if said is None else words_problem(said, file.words)
+            problem = problem or (
+                None if said is None else pattern_problem(expanded(said, file.words))
+            )
+            if problem is not None:
+                yield (*where, "unless_said"), problem
             if kind == "explained" and pattern.strength is not None:
                 yield (*where, "strength"), "`explained` is true or false: it has no strength"
             elif kind != "explained" and pattern.strength is None:

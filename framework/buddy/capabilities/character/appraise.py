@@ -2,7 +2,8 @@
 
 Each clause of the message (:func:`~buddy.capabilities.memory.clauses.clauses`) is
 searched with each kind's patterns, but for the kinds the clause guard's marks stop
-(``unless``); a pattern marked ``alone`` only when the message is that one clause. A
+(``unless``); a pattern marked ``alone`` only when the message is that one clause, one
+with ``unless_said`` only when the message has nothing that regular expression finds. A
 kind's value is the strongest pattern that matched; ``explained`` is true when an
 ``explained`` pattern matched and the message apologises. A message no offence, apology
 or care pattern matched has no appraisal (``None``): the caller may ask the extractor
@@ -29,14 +30,18 @@ def appraised(
     matched."""
     budget = budget or Budget()
     found = {"offence": 0.0, "apology": 0.0, "care": 0.0, "explained": 0.0}
-    for clause in clauses(text[:TEXT_CHARS].strip()):
+    message = text[:TEXT_CHARS].strip()
+    for clause in clauses(message):
         for rule in patterns.rules:
             if rule.strength <= found[rule.kind] or (rule.alone and not clause.alone):
                 continue
             if clause.guards & patterns.unless.get(rule.kind, frozenset()):
                 continue
             owner = f"appraisal {patterns.name} {rule.kind}"
-            if budget.search(rule.match, clause.text, owner=owner) is not None:
+            if budget.search(rule.match, clause.text, owner=owner) is None:
+                continue
+            said = rule.unless_said
+            if said is None or budget.search(said, message, owner=owner) is None:
                 found[rule.kind] = rule.strength
     if not (found["offence"] or found["apology"] or found["care"]):
         return None

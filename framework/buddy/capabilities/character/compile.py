@@ -170,6 +170,7 @@ def _appraisal(
             expanded(p.match, parsed.words),
             1.0 if p.strength is None else p.strength,
             p.alone,
+            None if p.unless_said is None else expanded(p.unless_said, parsed.words),
         )
         for kind in KINDS
         for p in getattr(parsed, kind).patterns

@@ -20,12 +20,14 @@ class AppraisalRule:
         match: The regular expression, searched in each clause.
         strength: How strongly a match says it, in [0, 1] (1 for ``explained``).
         alone: Only when the message is this one clause.
+        unless_said: Only in a message where this regular expression is not found.
     """
 
     kind: str
     match: str
     strength: float
     alone: bool = False
+    unless_said: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

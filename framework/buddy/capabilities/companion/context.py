@@ -23,11 +23,11 @@ from buddy.capabilities.character.state import decayed, start
 from buddy.capabilities.companion.mind import REPORTS_KEPT, USER, Mind, Report
 from buddy.capabilities.lore.compiled import Lore
 from buddy.capabilities.lore.prompt import scanned_context
-from buddy.capabilities.lore.scan import scan
+from buddy.capabilities.lore.scan import DEFAULT_USER, Scanned, scan
 from buddy.capabilities.memory.compiled import AutoMemory
 from buddy.capabilities.memory.ledger import PARTIES, expire, member_of
 from buddy.capabilities.memory.prompt import ledger_context
-from buddy.extend.turn import Layered
+from buddy.extend.turn import Injected, Layered
 
 __all__ = [
     "CONFIRM_NO",
@@ -38,6 +38,7 @@ __all__ = [
     "layered",
     "reconciling",
     "speaker",
+    "user_name",
 ]
 
 #: The options of the card that asks whether to keep a proposed fact.
@@ -120,10 +121,11 @@ def layered(
         else:
             left.append(("ask", "budget"))
             prompt, mind.offered = "", None
+    injected: tuple[Injected, ...] = ()
     if lore is not None:
-        scanned = scan(lore, mind.recent, mind.lore, max(0, budget - used))
-        mind.lore = scanned.state
+        scanned = _scanned(lore, mind, event, max(0, budget - used))
         context["lore"] = scanned_context(scanned)
+        injected = tuple(Injected(*depth) for depth in scanned.depths())
         parts.extend((f"lore:{e.id}", len(e.content)) for e in scanned.entries)
         texts.extend((f"lore:{e.id}", e.content) for e in scanned.entries)
         left.extend((f"lore:{e.id}", why) for e, why in scanned.left_out)
@@ -131,7 +133,31 @@ def layered(
         str(event.id), now, settled, tuple(parts), tuple(left), budget, tuple(texts), tuple(empty)
     )
     _keep(mind, report)
-    return Layered(context, prompt)
+    return Layered(context, prompt, injected)
+
+
+def _scanned(lore: Lore, mind: Mind, event: Any, budget: int) -> Scanned:
+    """This turn's lore within ``budget`` characters (the mind keeps its new state): the
+    draws seeded by the event, ``{{user}}`` the name the platform gives the sender."""
+    scanned = scan(
+        lore,
+        mind.recent,
+        mind.lore,
+        budget,
+        event=str(event.id),
+        user=user_name(event),
+        conversation=str(getattr(event, "conversation_id", "") or ""),
+    )
+    mind.lore = scanned.state
+    return scanned
+
+
+def user_name(event: Any) -> str:
+    """``{{user}}`` in lore: the sender's name on a message that names one, else
+    :data:`~buddy.capabilities.lore.scan.DEFAULT_USER`."""
+    sender = event.payload.get("sender") if event.type == "message" else None
+    name = sender.get("name") if isinstance(sender, Mapping) else None
+    return name if isinstance(name, str) and name.strip() else DEFAULT_USER
 
 
 def _keep(mind: Mind, report: Report) -> None:

@@ -32,8 +32,9 @@ deletes them with it. The engine reads and writes through the conversation's own
 turn that read user data — the engine is refused too.
 
 **The one-turn data-visibility rule.** The layer's inputs are what the user typed —
-never the model's output, so nothing a model wrote after reading user data can reach
-memory, the card, the state or lore. And no write of the layer happens while a turn that
+and, for a lore book that scans replies, the buddy's committed replies of turns that
+read no user data — so nothing a model wrote after reading user data can reach memory,
+the card, the state or lore. And no write of the layer happens while a turn that
 read user data is running: the conversation's memory part refuses it, so a job that gets
 to its writes then waits until that turn is committed (its facts are already in the
 prompt of the next turn, from this process); a write refused all the same (a new turn read
@@ -76,7 +77,6 @@ from buddy.capabilities.companion.context import (
 from buddy.capabilities.companion.extraction import apply_extracted, asked, patterned
 from buddy.capabilities.companion.mind import (
     LORE_KEY,
-    RECENT_KEPT,
     REPORTS_KEPT,
     STATE_KEY,
     USER,
@@ -85,7 +85,8 @@ from buddy.capabilities.companion.mind import (
 )
 from buddy.capabilities.companion.storage import Storage, quiet
 from buddy.capabilities.lore.compiled import Lore
-from buddy.capabilities.lore.limits import SCAN_TEXT_CHARS
+from buddy.capabilities.lore.state import BUDDY, counted, heard
+from buddy.capabilities.lore.state import USER as BY_USER
 from buddy.capabilities.memory.compiled import AutoMemory
 from buddy.capabilities.memory.extract import Extracted, extractor_prompt
 from buddy.capabilities.memory.ledger import confirm, evict, member_of
@@ -210,6 +211,7 @@ class Companion:
         self.messages = 0
         self.dropped = 0
         self.store = Storage(memory, character, lore is not None)
+        self._replies = lore is not None and any(b.scan_replies for b in lore.books)
         self._prompt = extractor_prompt(memory, appraise=character is not None)
 
     # ----------------------------------------------------------------- the turn
@@ -236,8 +238,10 @@ class Companion:
         ready.set()
         prompted = asyncio.Event()  # the turn's context is made (lore's turn counted)
         try:
+            if event.type == "message" and not again:  # lore counts the message, scans its text
+                mind.lore = counted(mind.lore)
             if text and not again:
-                mind.recent = [*mind.recent, text[:SCAN_TEXT_CHARS]][-RECENT_KEPT:]
+                mind.recent = heard(mind.recent, BY_USER, text)
                 if self.memory.auto or self.character is not None or mind.asked is not None:
                     ready.clear()
                     saved = asyncio.Event()
@@ -268,6 +272,7 @@ class Companion:
         mind = self.minds.get(conversation.id)
         if mind is None:
             return
+        self._replied(mind, event, turn)
         ready, saved = mind.pending.pop(str(event.id), (None, None))
         question = turn.get("question")
         card = isinstance(question, Mapping) and list(question.get("options") or []) == [
@@ -306,6 +311,20 @@ class Companion:
         wait = stored if card else saved if in_time else None
         if wait is not None:
             await _within(wait, SAVE_WAIT)
+
+    def _replied(self, mind: Mind, event: Any, turn: Mapping[str, Any]) -> None:
+        """Lore counts the committed reply as a message of the conversation and, when a
+        book scans replies, keeps its text — unless the turn read user data: what a model
+        wrote after reading it never reaches lore. Stored with the next save."""
+        reply = turn.get("reply")
+        if self.lore is None or not isinstance(reply, str) or not reply:
+            return
+        if mind.replied == str(event.id):  # the same event run again: counted already
+            return
+        mind.replied = str(event.id)
+        mind.lore = counted(mind.lore)
+        if self._replies and not turn.get("data_read"):
+            mind.recent = heard(mind.recent, BUDDY, reply)
 
     def closed(self, conversation_id: str) -> None:
         """Forget the conversation (it is read again from the platform when it returns)."""

@@ -1,8 +1,9 @@
 """What the companion engine holds of one conversation (:class:`Mind`), and how it is kept
 on the platform: under ``auto:`` keys of the conversation's memory, one entry per fact
 (each written whole), ``auto:state`` (mood, the messages it has felt, the card asked, the
-reconcile, a group's members) and ``auto:lore`` (the lore's counters, the recent user
-messages it scans).
+reconcile, a group's members) and ``auto:lore`` (the lore's counters and timed effects,
+and the recent messages it scans — the user's, and the buddy's committed replies when a
+book scans them — trimmed from the oldest to fit one memory text).
 
 The mood is kept per party: :data:`USER` in a private chat, each member's id in a group.
 ``auto:state`` of a private chat is what it always was — ``mood`` and ``history`` — and a
@@ -27,10 +28,17 @@ from typing import Any
 
 from buddy.capabilities.character.compiled import CharacterSpec
 from buddy.capabilities.character.state import Mood
-from buddy.capabilities.lore.scan import LoreState
+from buddy.capabilities.lore.state import (
+    LoreState,
+    Said,
+    recent_data,
+    recent_from,
+    state_data,
+    state_from,
+)
 from buddy.capabilities.memory.compiled import AutoMemory
 from buddy.capabilities.memory.ledger import Entry, Outcome, decode, encode
-from buddy.capabilities.memory.limits import AUTO_KEY_PREFIX
+from buddy.capabilities.memory.limits import AUTO_KEY_PREFIX, MEMORY_TEXT_BYTES
 
 __all__ = [
     "FELT_KEPT",
@@ -54,7 +62,8 @@ USER = "user"
 #: The layer's own entries (besides one per fact).
 STATE_KEY = f"{AUTO_KEY_PREFIX}state"
 LORE_KEY = f"{AUTO_KEY_PREFIX}lore"
-#: The recent user messages kept for lore to scan (a book scans at most this many).
+#: The recent user messages kept for lore to scan (a book scans at most this many; the
+#: buddy's replies are kept besides, :func:`buddy.capabilities.lore.state.heard`).
 RECENT_KEPT = 20
 #: The messages whose appraisal the mood remembers having felt.
 FELT_KEPT = 16
@@ -110,7 +119,7 @@ class Mind:
             last :data:`HISTORY_KEPT`).
         members: A group's members seen: id → the latest name the platform gave, the one
             who spoke last at the end (empty in a private chat).
-        lore: The lore's counters; ``recent``: the user messages it scans.
+        lore: The lore's counters; ``recent``: the messages it scans, ``(who, text)``.
         offered: The proposed fact the last prompt asked the model to ask about.
         asked: The fact the confirmation card on screen asks about.
         asked_member: In a group, the member that card asks (only they answer it).
@@ -128,6 +137,7 @@ class Mind:
         dropped: What the extractor said that was not kept, and why (newest last).
         reports: The context reports of the last turns.
         last_event: The event of the last turn.
+        replied: The event whose reply lore counted last.
         pending: Event id → (its facts are taken in, they are stored).
     """
 
@@ -137,7 +147,7 @@ class Mind:
     histories: dict[str, list[list[float]]] = field(default_factory=dict)
     members: dict[str, str] = field(default_factory=dict)
     lore: LoreState = field(default_factory=LoreState)
-    recent: list[str] = field(default_factory=list)
+    recent: list[Said] = field(default_factory=list)
     offered: str | None = None
     asked: str | None = None
     asked_member: str | None = None
@@ -151,6 +161,7 @@ class Mind:
     dropped: list[str] = field(default_factory=list)
     reports: list[Report] = field(default_factory=list)
     last_event: str = ""
+    replied: str = ""
     pending: dict[str, tuple[asyncio.Event, asyncio.Event]] = field(default_factory=dict)
 
     def spoke(self, member: str, name: str) -> None:
@@ -227,13 +238,9 @@ def read_back(
     mind.reconcile = reconcile if reconcile in ("", "scheduled", "done") else ""
     if lore:
         saved = _json(stored.get(LORE_KEY))
-        mind.recent = [str(t) for t in saved.get("recent", ())][-RECENT_KEPT:]
-        try:
-            mind.lore = LoreState(
-                int(saved.get("turn", 0)),
-                {str(k): int(v) for k, v in dict(saved.get("until", {})).items()},
-                {str(k): int(v) for k, v in dict(saved.get("blocked", {})).items()},
-            )
+        mind.recent = recent_from(saved.get("recent"))
+        try:  # either shape (before issue 23: `until`, `blocked`)
+            mind.lore = state_from(saved)
         except (TypeError, ValueError):
             mind.lore = LoreState()
 
@@ -263,15 +270,19 @@ def wanted(mind: Mind, *, lore: bool) -> dict[str, str]:
     if mind.moods or mind.asked is not None or mind.reconcile or mind.members:
         wanted[STATE_KEY] = _dump(state)  # else nothing to keep: no entry
     if lore:
-        wanted[LORE_KEY] = _dump(
-            {
-                "turn": mind.lore.turn,
-                "until": dict(mind.lore.until),
-                "blocked": dict(mind.lore.blocked),
-                "recent": mind.recent,
-            }
-        )
+        wanted[LORE_KEY] = _lore_text(mind)
     return wanted
+
+
+def _lore_text(mind: Mind) -> str:
+    """``auto:lore``: the counters and the recent messages, the oldest dropped until it
+    fits one memory text (a dropped message is one a book no longer scans)."""
+    recent = mind.recent
+    while True:
+        text = _dump(state_data(mind.lore) | {"recent": recent_data(recent)})
+        if not recent or len(text.encode("utf-8")) <= MEMORY_TEXT_BYTES:
+            return text
+        recent = recent[1:]
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:

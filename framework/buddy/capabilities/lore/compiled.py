@@ -1,22 +1,28 @@
-"""``lore:`` as the runtime holds it: every enabled entry of every book, with its book's
-scan depth. Standard library only: a start from the compiled-buddy cache unpickles it."""
+"""``lore:`` as the runtime holds it: every entry of every book, each with its book's
+defaults already applied, and each book's own settings. Standard library only: a start
+from the compiled-buddy cache unpickles it."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-__all__ = ["Lore", "LoreEntry"]
+__all__ = ["Lore", "LoreBook", "LoreEntry", "Role"]
+
+#: Whose message a depth entry is.
+Role = Literal["system", "user", "assistant"]
 
 
 @dataclass(frozen=True, slots=True)
 class LoreEntry:
-    """One entry (:class:`buddy.capabilities.lore.manifest.LoreEntryFile`).
+    """One entry (:class:`buddy.capabilities.lore.manifest.LoreEntryFile`), its ``null``
+    fields resolved to its book's.
 
     Attributes:
         book: Its book's file name without ``.yaml``.
-        scan: How many recent messages its book scans.
+        scan: How many recent messages it scans.
+        group: Its inclusion groups.
         card: An imported card entry's other fields, for export.
     """
 
@@ -35,6 +41,20 @@ class LoreEntry:
     cooldown: int | None
     scan: int
     card: dict[str, Any] = field(default_factory=dict)
+    whole_words: bool = False
+    logic: str = "and_any"
+    delay: int | None = None
+    probability: int = 100
+    group: tuple[str, ...] = ()
+    group_weight: int = 100
+    group_override: bool = False
+    group_scoring: bool = False
+    exclude_recursion: bool = False
+    prevent_recursion: bool = False
+    delay_until_recursion: int = 0
+    position: str = "after_persona"
+    depth: int = 4
+    role: Role = "system"
 
     @property
     def id(self) -> str:
@@ -43,12 +63,49 @@ class LoreEntry:
 
 
 @dataclass(frozen=True, slots=True)
+class LoreBook:
+    """One book and its settings (:class:`buddy.capabilities.lore.manifest.LoreBookFile`);
+    the defaults are a hand-written book's.
+
+    Attributes:
+        name: Its file name without ``.yaml``.
+        file: The book file (``None`` for a book made in code).
+        card: An imported card book's other fields, for export.
+        scan, case_sensitive, whole_words, group_scoring: The defaults its entries took.
+    """
+
+    name: str
+    title: str = ""
+    file: Path | None = None
+    card: dict[str, Any] = field(default_factory=dict)
+    scan: int = 4
+    scan_replies: bool = False
+    scan_names: bool = False
+    case_sensitive: bool = False
+    whole_words: bool = False
+    recursion: int = 0
+    counting: str = "turns"
+    token_budget: int | None = None
+    group_scoring: bool = False
+    macros: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class Lore:
     """The buddy's lore: every entry of every book, books in file-name order.
 
     Attributes:
-        books: ``(name, title, file, card fields)`` of each book.
+        char: The buddy's title (``{{char}}`` in a book with ``macros``).
     """
 
     entries: tuple[LoreEntry, ...]
-    books: tuple[tuple[str, str, Path, dict[str, Any]], ...]
+    books: tuple[LoreBook, ...]
+    char: str = ""
+
+    def book(self, name: str) -> LoreBook:
+        """The book ``name``; a hand-written book's settings when there is none (lore
+        made in code with entries only)."""
+        for book in self.books:
+            if book.name == name:
+                return book
+        return LoreBook(name)

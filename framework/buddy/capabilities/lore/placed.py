@@ -12,7 +12,14 @@ __all__ = ["HEADING", "text"]
 HEADING = "## 背景设定"
 
 
-def text(value: Mapping[str, Any]) -> str:
-    """The entries' text under its heading; ``""`` when none is triggered."""
-    said = str(value.get("text") or "")
+def text(value: Mapping[str, Any]) -> tuple[str, str]:
+    """``(before, after)`` the persona: the triggered entries' texts of each position
+    under its heading (``""`` when none is triggered there). A value without positions
+    (``before``/``after``) has all its ``text`` after."""
+    before = str(value.get("before") or "")
+    after = str((value.get("after") if "after" in value else value.get("text")) or "")
+    return _headed(before), _headed(after)
+
+
+def _headed(said: str) -> str:
     return f"{HEADING}\n{said}" if said else ""

@@ -6,9 +6,12 @@ becoming a fact, whatever a relation's own pattern says.
 A message is cut into clauses at ，。！？；、：～ (and their ASCII forms), …, brackets, line
 breaks, emoji, and a space between two Chinese characters (「我叫小美 不吃香菜」); a comma or
 point between two digits stays (``1,000``, ``2.5``), and a space next to a Latin letter or
-a digit goes (「我叫 Kevin」 is 「我叫Kevin」). Quotation marks are dropped. Each clause then
+a digit goes (「我叫 Kevin」 is 「我叫Kevin」). Quotation marks are dropped. A clause is cut again
+where a conjunction joins two of them without a comma — 但、但是、不过、而且、然后 (「我爱吃海鲜但海鲜
+过敏」 is 「我爱吃海鲜」 and 「海鲜过敏」), not 不但、但愿、不过敏、打不过、不过三十块 — the conjunction
+dropped; a ？ or laughter after the sentence marks each part of it. Each clause then
 loses what opens or closes it without meaning anything: openers (嗯、哦、对了、其实、说真的、
-我跟你说、记住…) and trailing particles (吧、啊、呀、呢、哦、嘛、啦、哈、了…), so a pattern
+我跟你说、记住、不过、但是…) and trailing particles (吧、啊、呀、呢、哦、嘛、啦、哈、了…), so a pattern
 written ``^叫我(?P<value>…)$`` reads 「以后叫我小鱼吧～」's clause 「叫我小鱼」 as the author
 meant. A message's first :data:`CLAUSES_MAX` clauses are read.
 
@@ -28,7 +31,9 @@ The guard's marks (:data:`GUARDS`), each with its scope:
 - ``third_party`` (the clause, and the clauses after it in its sentence that name no
   subject of their own): it opens with someone else — 他、她、他们、别人、人家、我妈、我朋友、
   老公、孩子、同事、老板… (「我妈对花生过敏，不吃海鲜」: neither clause is the user's).
-- ``joke`` (the whole message): 开玩笑、逗你、骗你的、说着玩、闹着玩….
+- ``joke`` (the whole message; a joke taken back — 「开玩笑的」「骗你的啦」 as a clause of its
+  own — only the clauses up to it: 「叫我大哥，开玩笑的，叫我小吴」): 开玩笑、逗你、骗你的、
+  说着玩、闹着玩、说说而已、「反正你也不会真叫」….
 - ``laughter`` (the clause, with the emoji after it): 哈哈、嘿嘿、嘻嘻、hhh、233、😂、🤣….
 
 Relation patterns never run on a clause with any mark. An appraisal file chooses, per
@@ -57,11 +62,17 @@ _CUT = re.compile(
     rf"((?:[{_ENDS}，、：:～~（）()【】\[\]<>|/\t{_EMOJI}]|(?<!\d)[.,]|[.,](?!\d)"
     rf"|(?<=[{_HAN}]) +(?=[{_HAN}]))+)"
 )
+#: A conjunction inside a clause: where a value ends (「讨厌平板但没办法」 is not an object).
+_JOINED = re.compile(
+    r"(?<=[^\s，])(?:(?<!不)但(?:是)?(?![愿凡])|(?<![比打说跑斗拼争赢熬挨躲逃信不])不过"
+    r"(?![敏0-9零一二两三四五六七八九十百千几是如就了去来])|而且|然后)(?=\S)"
+)
 _QUOTES = re.compile("[「」『』“”‘’\"'《》]")
 _SPACE = re.compile(r"(?<![A-Za-z]) +| +(?![A-Za-z])")
 _OPENERS = re.compile(
     r"^(?:(?:嗯|哦|噢|喔|诶|欸|哎|唉|呃|啊|哈|嘿|em+)+|对了|其实|另外|顺便说一下|顺便|话说|"
-    r"说真的|老实说|说实话|我?跟你说(?!话)|我?告诉你(?:说)?(?!话)|记住|记着|好的|好吧|OK|ok)+"
+    r"说真的|老实说|说实话|我?跟你说(?!话)|我?告诉你(?:说)?(?!话)|记住|记着|好的|好吧|OK|ok|"
+    r"说起来|不过(?![0-9零一二两三四五六七八九十百千几敏])|但是?(?![愿凡])|可是|然后|而且)+"
 )
 _PARTICLES = re.compile(r"(?:[吧啊呀呢哦嘛啦哈了哟喔噢呗咯啰嘞捏哇嗷耶嘿嘻]|h{2,}|233+)+$")
 #: What closes a value without being part of it: 「完赛就行」 is the goal 完赛.
@@ -89,7 +100,14 @@ _THIRD = re.compile(
     rf"^(?:他|她|它|TA|ta|人家|别人|有人|我的?(?:{_KIN}|哥哥?|姐姐?|弟弟?|妹妹?|兄弟)|{_KIN})"
 )
 _SELF = re.compile(r"^(?:我|你|咱|本人)")
-_JOKE = re.compile(r"开玩笑|开个玩笑|逗你|骗你的|说着玩|闹着玩|瞎说的|胡说的|玩笑话")
+_JOKE = re.compile(
+    r"开玩笑|开个玩笑|逗你|骗你的|说着玩|闹着玩|瞎说的|胡说的|玩笑话|说说而已|随便说说|随口一说|"
+    r"不会真的?(?:叫|喊|这么叫|这么喊|信)"
+)
+#: A joke taken back: 「开玩笑的」 (not 「开个玩笑」, 「跟你开玩笑呢」).
+_RETRACTED = re.compile(
+    r"^(?:[^，。]*?(?:开玩笑|逗你|骗你|说着玩|闹着玩|瞎说|胡说)的)+[啦了啊呀哈]*$"
+)
 _LAUGHTER = re.compile(r"哈{2,}|呵{2,}|嘿嘿|嘻嘻|[hH]{3,}|233+|lol|LOL|[😂🤣😆😝😜🤪]")
 
 
@@ -129,35 +147,38 @@ def clauses(text: str) -> tuple[Clause, ...]:
     (「哈哈哈」, 「～」) are left out."""
     text = _QUOTES.sub("", text)
     parts = _CUT.split(text)
-    joke = _JOKE.search(text) is not None
+    jokes = [index for index in range(0, len(parts), 2) if _JOKE.search(parts[index])]
+    # 「叫我大哥，开玩笑的，叫我小吴」: a joke taken back marks what came before it only.
+    retracted = all(_RETRACTED.search(parts[index]) for index in jokes)
+    joke_end = (jokes[-1] if retracted else len(parts)) if jokes else -1
     found: list[tuple[str, set[str]]] = []
     carried: set[str] = set()  # hypothetical, reported, third_party: on to the sentence's end
     for index in range(0, len(parts), 2):
         if len(found) >= CLAUSES_MAX:
             break
-        raw = _SPACE.sub("", parts[index])
         tail = parts[index + 1] if index + 1 < len(parts) else ""
-        body = _normal(raw)
-        marks = {"joke"} if joke else set()
-        if "third_party" in carried and _SELF.match(body):
-            carried.discard("third_party")
-        marks |= carried
-        if "？" in tail or "?" in tail or _QUESTION.search(raw):
-            marks.add("question")
-        if _HYPOTHETICAL.search(raw):
-            marks.add("hypothetical")
-        if _DENIAL.search(raw):
-            marks.add("denial")
-        if _REPORTED.search(raw):
-            marks.add("reported")
-        if _THIRD.match(body):
-            marks.add("third_party")
-        if _LAUGHTER.search(raw) or _LAUGHTER.search(tail):
-            marks.add("laughter")
-        carried |= marks & {"hypothetical", "reported", "third_party"}
+        for raw in _JOINED.split(_SPACE.sub("", parts[index])):
+            body = _normal(raw)
+            marks = {"joke"} if index <= joke_end else set()
+            if "third_party" in carried and _SELF.match(body):
+                carried.discard("third_party")
+            marks |= carried
+            if "？" in tail or "?" in tail or _QUESTION.search(raw):
+                marks.add("question")
+            if _HYPOTHETICAL.search(raw):
+                marks.add("hypothetical")
+            if _DENIAL.search(raw):
+                marks.add("denial")
+            if _REPORTED.search(raw):
+                marks.add("reported")
+            if _THIRD.match(body):
+                marks.add("third_party")
+            if _LAUGHTER.search(raw) or _LAUGHTER.search(tail):
+                marks.add("laughter")
+            carried |= marks & {"hypothetical", "reported", "third_party"}
+            if body and len(found) < CLAUSES_MAX:
+                found.append((body, marks))
         if any(end in tail for end in _ENDS):
             carried = set()  # the sentence ends
-        if body:
-            found.append((body, marks))
     alone = len(found) == 1
     return tuple(Clause(body, frozenset(marks), alone) for body, marks in found)

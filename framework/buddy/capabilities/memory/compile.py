@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from buddy.capabilities.datafiles import DataFiles
-from buddy.capabilities.memory.compiled import AutoMemory, RelationSpec, SlotSpec
+from buddy.capabilities.memory.compiled import AutoMemory, RelationSpec, SlotSpec, SpecPattern
 from buddy.capabilities.memory.manifest import MemorySection
 from buddy.capabilities.memory.patterns import expanded
 from buddy.capabilities.memory.relations import (
@@ -148,7 +148,15 @@ def _compiled(spec: RelationFile, file: Path) -> RelationSpec:
         validity_seconds=None if spec.validity == "permanent" else duration_seconds(spec.validity),
         examples=examples,
         patterns=tuple(
-            (expanded(p.match, spec.words), dict(p.slots), p.modality, p.negative)
+            SpecPattern(
+                expanded(p.match, spec.words),
+                dict(p.slots),
+                p.modality,
+                p.negative,
+                p.amends,
+                None if p.if_said is None else expanded(p.if_said, spec.words),
+                None if p.unless_said is None else expanded(p.unless_said, spec.words),
+            )
             for p in spec.patterns
         ),
         file=file,

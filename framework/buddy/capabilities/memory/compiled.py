@@ -6,14 +6,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from buddy.models.base import ModelSpec
 
 if TYPE_CHECKING:
     from buddy.compile.blueprint import Blueprint
 
-__all__ = ["AutoMemory", "RelationSpec", "SlotSpec", "declared"]
+__all__ = ["AutoMemory", "RelationSpec", "SlotSpec", "SpecPattern", "declared"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +28,28 @@ class SlotSpec:
     choices: tuple[str, ...] = ()
 
 
+class SpecPattern(NamedTuple):
+    """One pattern of a relation spec, its word lists put in.
+
+    Attributes:
+        match: The regular expression searched in each clause.
+        slots: The slots it fixes.
+        modality: ``asserted`` or ``request``.
+        negative: The value slot's number is taken negative (a repayment).
+        amends: It fills slots of the fact an earlier clause took for the relation.
+        if_said: It counts only in a message where this is found.
+        unless_said: It counts only in a message where this is not found.
+    """
+
+    match: str
+    slots: dict[str, Any]
+    modality: str = "asserted"
+    negative: bool = False
+    amends: bool = False
+    if_said: str | None = None
+    unless_said: str | None = None
+
+
 @dataclass(frozen=True, slots=True)
 class RelationSpec:
     """A relation spec, resolved: every default filled in, its file for review.
@@ -35,8 +57,7 @@ class RelationSpec:
     Attributes:
         validity_seconds: How long a fact holds; ``None``: permanently.
         examples: ``(say, facts, modality)`` for the extractor.
-        patterns: ``(regular expression, fixed slots, modality, negative)``; ``negative``:
-            the value slot's number is taken negative (a repayment).
+        patterns: Its patterns (:class:`SpecPattern`), in the file's order.
     """
 
     name: str
@@ -57,7 +78,7 @@ class RelationSpec:
     conflict: str
     validity_seconds: int | None
     examples: tuple[tuple[str, tuple[dict[str, Any], ...], str], ...]
-    patterns: tuple[tuple[str, dict[str, Any], str, bool], ...]
+    patterns: tuple[SpecPattern, ...]
     file: Path
 
     def slot(self, name: str) -> SlotSpec:

@@ -27,7 +27,7 @@ from typing import Any
 
 from buddy.capabilities.memory.clauses import clauses, clean
 from buddy.capabilities.memory.compiled import AutoMemory, RelationSpec
-from buddy.capabilities.memory.numbers import spoken_number
+from buddy.capabilities.memory.numbers import spoken_date, spoken_number
 from buddy.capabilities.memory.patterns import Budget
 from buddy.capabilities.memory.slots import slot_value_problem
 
@@ -106,8 +106,12 @@ def _typed(spec: RelationSpec, name: str, text: str, negative: bool) -> Any:
     """A pattern group's text as its slot's value: a number for a numeric slot (digits
     or Chinese numerals, :func:`~buddy.capabilities.memory.numbers.spoken_number`; an
     estimate stays text and is refused by the slot check), negated for the value slot of
-    a ``negative`` pattern; a text without the particles and punctuation around it."""
+    a ``negative`` pattern; a day said with its year as a ``date`` (「2025年6月1号」,
+    :func:`~buddy.capabilities.memory.numbers.spoken_date`); a text without the particles
+    and punctuation around it."""
     slot = spec.slot(name)
+    if slot.type == "date":
+        return spoken_date(text) or text  # refused by the slot check when not a day
     if slot.type in ("integer", "number"):
         number = spoken_number(text)
         if number is None:
@@ -123,21 +127,33 @@ def from_patterns(memory: AutoMemory, text: str, budget: Budget | None = None) -
     clauses`); a clause the clause guard marks (a question, a supposition, a denial,
     someone else's words or someone else, a joke, laughter) is skipped. Each relation's
     patterns are searched in each clause in order, the first match giving that relation's
-    fact for that clause. The same fact twice is one; of two facts of a ``set`` relation
-    with the same key, the later clause's stands (「我叫林小满，叫我满满就好」). All of it
-    within one :class:`~buddy.capabilities.memory.patterns.Budget` (``budget``, or a new
-    one): a pattern that runs out of time takes nothing (logged once) and the others run
-    on.
+    fact for that clause — or, for an ``amends`` pattern, filling slots of the fact an
+    earlier clause took (「我对花生过敏，很严重」); a pattern with ``if_said`` or
+    ``unless_said`` counts only when that is (or is not) found in the message. The same
+    fact twice is one; of two facts of a ``set`` relation with the same key, the later
+    clause's stands (「我叫林小满，叫我满满就好」), and a later marked clause that would give
+    another value takes the earlier fact away (「我叫王大锤，叫我锤子哈哈」: which one is
+    meant is not said). All of it within one
+    :class:`~buddy.capabilities.memory.patterns.Budget` (``budget``, or a new one): a
+    pattern that runs out of time takes nothing (logged once) and the others run on.
     """
     budget = budget or Budget()
+    message = text[:TEXT_CHARS].strip()
     facts: list[Fact] = []
     dropped: list[str] = []
-    for clause in clauses(text[:TEXT_CHARS].strip()):
-        if clause.guards:
-            continue
+    for clause in clauses(message):
         for spec in memory.relations:
-            fact = _clause_fact(spec, clause.text, budget, dropped)
-            if fact is None or fact in facts:
+            earlier = next((f for f in reversed(facts) if f.relation == spec.name), None)
+            if clause.guards:
+                if spec.effect == "set" and earlier is not None:
+                    facts = _unsure(spec, facts, clause.text, message, budget)
+                continue
+            found = _clause_fact(spec, clause.text, message, earlier, budget, dropped)
+            if found is None or found[0] in facts:
+                continue
+            fact, amended = found
+            if earlier is not None and amended:
+                facts[facts.index(earlier)] = fact
                 continue
             if spec.effect == "set":
                 facts = [f for f in facts if not _same_key(spec, f, fact)]
@@ -149,22 +165,60 @@ def _same_key(spec: RelationSpec, old: Fact, new: Fact) -> bool:
     return old.relation == spec.name and all(old.slots.get(k) == new.slots.get(k) for k in spec.key)
 
 
-def _clause_fact(spec: RelationSpec, text: str, budget: Budget, dropped: list[str]) -> Fact | None:
-    """The fact ``spec``'s first matching pattern takes from one clause."""
-    for regex, fixed, modality, negative in spec.patterns:
-        match = budget.search(regex, text, owner=f"relation {spec.name}")
-        if match is None:
+def _unsure(
+    spec: RelationSpec, facts: list[Fact], text: str, message: str, budget: Budget
+) -> list[Fact]:
+    """``facts`` without the one of ``spec`` a marked clause (``text``) would replace."""
+    found = _clause_fact(spec, text, message, None, budget, [])
+    if found is None:
+        return facts
+    fact = found[0]
+    return [f for f in facts if f == fact or not _same_key(spec, f, fact)]
+
+
+def _clause_fact(
+    spec: RelationSpec,
+    text: str,
+    message: str,
+    earlier: Fact | None,
+    budget: Budget,
+    dropped: list[str],
+) -> tuple[Fact, bool] | None:
+    """The fact ``spec``'s first matching pattern takes from one clause of ``message``,
+    and whether it is ``earlier`` (the last fact of ``spec`` in the message) with slots an
+    ``amends`` pattern filled rather than a new one."""
+    owner = f"relation {spec.name}"
+    for pattern in spec.patterns:
+        if pattern.amends and earlier is None:
             continue
-        slots = dict(fixed)
+        match = budget.search(pattern.match, text, owner=owner)
+        if match is None or not _said(pattern.if_said, pattern.unless_said, message, budget, owner):
+            continue
+        slots = dict(pattern.slots)
         for name, value in match.groupdict().items():
             if value is not None:
-                slots[name] = _typed(spec, name, value, negative)
+                slots[name] = _typed(spec, name, value, pattern.negative)
+        modality = pattern.modality
+        if pattern.amends and earlier is not None:
+            if any(name in earlier.slots for name in slots):
+                continue  # said already: 「我对花生过敏，很严重，不过有点」 keeps the first
+            slots, modality = {**earlier.slots, **slots}, earlier.modality
         problem = _problem(spec, slots, modality)
         if problem is not None:
             dropped.append(f"pattern {problem}")
             continue
-        return Fact(spec.name, slots, modality, "pattern")
+        return Fact(spec.name, slots, modality, "pattern"), pattern.amends
     return None
+
+
+def _said(
+    if_said: str | None, unless_said: str | None, message: str, budget: Budget, owner: str
+) -> bool:
+    """Whether the message has what ``if_said`` asks for and not what ``unless_said``
+    forbids."""
+    if if_said is not None and budget.search(if_said, message, owner=owner) is None:
+        return False
+    return unless_said is None or budget.search(unless_said, message, owner=owner) is None
 
 
 def _appraisal(raw: Any, dropped: list[str]) -> dict[str, float | bool] | None:

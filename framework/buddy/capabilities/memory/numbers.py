@@ -6,16 +6,22 @@ pattern fills: digits (``3``, ``1,000``, ``2.5``, ``3.5万``) and Chinese numera
 
 An estimate is not a number: ``十几``, ``几十``, ``二三十``, ``两三百``, ``一百多``,
 ``三十来`` give ``None``, and so does anything else that is not exactly a number, so a
-fact that needs a number is not kept from a guess. Standard library only.
+fact that needs a number is not kept from a guess.
+
+A day said with its year (``2025年12月31号``, ``2025年12月31日``, ``2025-12-31``,
+``2025.12.31``, ``2025/12/31``) is a ``date`` slot's ``YYYY-MM-DD``
+(:func:`spoken_date`); one without a year (「6月份之前」「年底」) is not a date. Standard
+library only.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
+from datetime import date
 from decimal import Decimal
 
-__all__ = ["spoken_number"]
+__all__ = ["spoken_date", "spoken_number"]
 
 _DIGITS = {
     "零": 0,
@@ -47,6 +53,24 @@ _ALONE = {"俩": 2, "仨": 3}
 _ARABIC = re.compile(r"(\d+(?:\.\d+)?)([百千万亿])?")
 _MONEY = re.compile(r"(.+?)[块元](?:([0-9一二两三四五六七八九])[毛角]?)?")
 _MULTIPLIER = {None: 1, "百": 100, "千": 1000, "万": 10_000, "亿": 100_000_000}
+_DAY = re.compile(r"(\d{4})(?:年(\d{1,2})月(\d{1,2})[日号]?|([-./])(\d{1,2})\4(\d{1,2}))")
+
+
+def spoken_date(text: str) -> str | None:
+    """The day ``text`` says with its year, as ``YYYY-MM-DD``, or ``None`` (no year, not
+    a day of the calendar, or anything else)."""
+    found = _DAY.fullmatch(unicodedata.normalize("NFKC", text).strip())
+    if found is None:
+        return None
+    year, month, day = (
+        found.group(1),
+        found.group(2) or found.group(5),
+        found.group(3) or found.group(6),
+    )
+    try:
+        return date(int(year), int(month), int(day)).isoformat()
+    except ValueError:
+        return None  # 2025年2月30号
 
 
 def spoken_number(text: str) -> int | float | None:

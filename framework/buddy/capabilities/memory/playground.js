@@ -310,8 +310,11 @@
   // (compile/placement.py) — the layer's request (ask, reconcile) is no section: it
   // always goes at the end, after the template and the summary.
   const SECTIONS = { 'memory.card': 'memory', character: 'character' };
-  function landing(name, sent) {
+  function landing(name, sent, text) {
     if (!sent) return null;
+    // A lore entry at a depth is a message of the turn's history, not in the system prompt.
+    const message = name.startsWith('lore:') && text ? (sent.injected || []).find((m) => m.text.includes(text)) : null;
+    if (message) return { where: 'message', said: `a ${message.role} message ${message.depth} from the end of the history` };
     const key = SECTIONS[name] || (name.startsWith('lore:') ? 'lore' : null);
     if (!key) return { where: 'end', said: 'at the end of the prompt (the layer\'s request)' };
     const l = (sent.parts || []).find((x) => x.part === key);
@@ -359,7 +362,7 @@
             r.settled ? 'facts in time' : 'facts late')),
         h('div', { class: 'budget-line note' }, `${used} / ${r.budget} chars`),
         r.parts.map((p) => {
-          const land = landing(p.name, sent);
+          const land = landing(p.name, sent, texts[p.name]);
           return [
             h('div', { class: 'part', dataset: { part: p.name, chars: p.chars, where: land ? land.where : '' } },
               h('span', { class: 'part-name' }, p.name),
@@ -373,7 +376,12 @@
         r.left_out.map((p) => h('div', { class: 'left-out', dataset: { part: p.name } }, `left out: ${p.name} — ${p.reason}`)),
         sent ? h('details', { class: 'system-prompt', open: opened.has(r.event), ontoggle: (e) => { if (e.target.open) opened.add(r.event); else opened.delete(r.event); } },
           h('summary', {}, `The whole system prompt (${sent.system.length} chars)`), h('pre', { class: 'prompt' }, sent.system))
-          : h('p', { class: 'note muted' }, 'The system prompt of this turn is no longer kept (the running buddy keeps its last five).')));
+          : h('p', { class: 'note muted' }, 'The system prompt of this turn is no longer kept (the running buddy keeps its last five).'),
+        sent && (sent.injected || []).length ? h('details', { class: 'injected' },
+          h('summary', {}, `Messages put into this turn's history (${sent.injected.length})`),
+          sent.injected.map((m) => h('div', { class: 'injected-message', dataset: { depth: m.depth, role: m.role } },
+            h('span', { class: 'tag' }, `${m.role} · ${m.depth} from the end`), h('pre', { class: 'part-text' }, m.text))))
+          : null));
     }
     const outcomes = layers.flatMap((l) => l.outcomes || []).slice(-OUTCOMES).reverse();
     const dropped = layers.flatMap((l) => l.dropped || []).slice(-OUTCOMES).reverse();

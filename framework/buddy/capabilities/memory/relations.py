@@ -151,6 +151,26 @@ class Pattern(Strict):
         description="The value slot's number is taken negative: for a `delta` relation, a "
         "repayment or a waiver (「我还你一百」).",
     )
+    amends: bool = Field(
+        default=False,
+        description="Fills slots of the fact an earlier clause of the message took for this "
+        "relation, if that fact has none of them yet, instead of taking a fact of its own "
+        "(「我对花生过敏，很严重」: 严重 is the severity of 花生).",
+    )
+    if_said: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=PATTERN_CHARS,
+        description="A regular expression searched in the whole message: the pattern counts "
+        "only when it is found (「我是回族，不吃猪肉」: 不吃 is a dietary rule).",
+    )
+    unless_said: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=PATTERN_CHARS,
+        description="A regular expression searched in the whole message: the pattern counts "
+        "only when it is not found.",
+    )
 
 
 Modality = Literal["asserted", "request"]
@@ -307,6 +327,12 @@ def _pattern_problems(spec: RelationFile, pattern: Pattern) -> Iterator[Problem]
     if problem is not None:
         yield ("match",), problem
         return
+    for field in ("if_said", "unless_said"):
+        said = getattr(pattern, field)
+        problem = None if said is None else words_problem(said, spec.words)
+        problem = problem or (None if said is None else pattern_problem(expanded(said, spec.words)))
+        if problem is not None:
+            yield (field,), problem
     match = expanded(pattern.match, spec.words)
     problem = pattern_problem(match)
     if problem is not None:
@@ -333,7 +359,7 @@ def _pattern_problems(spec: RelationFile, pattern: Pattern) -> Iterator[Problem]
             if problem is not None:
                 yield ("slots", name), problem
     for name, slot in spec.slots.items():
-        if slot.required and name not in groups and name not in pattern.slots:
+        if slot.required and not pattern.amends and name not in groups | set(pattern.slots):
             yield ("match",), f"the required slot `{name}` is neither a group nor in `slots`"
         if name in groups and slot.type not in ("text", "choice", "date", "integer", "number"):
             yield ("match",), f"the group `{name}` fills a {slot.type} slot, which text cannot"

@@ -441,10 +441,15 @@ def verify_lore(
         return [
             Miss(("lore",), f"expected lore {quoted(sorted(expect))}, got {quoted(names)}{more}")
         ], []
-    lore = state["run"].blueprint.sections.get("lore")
-    contents = {e.id: e.content for e in lore.entries} if isinstance(lore, Lore) else {}
+    # What the model was given: the entry's content as this turn said it (macros replaced),
+    # in the system prompt or — an entry at a depth — among the request's messages.
+    said = dict(report.texts) if report is not None else {}
+    history = seen.histories[-1] if seen.histories else ()
     for name in got:
-        missed = unseen(("lore",), f"the lore entry `{name}`", contents.get(name, ""), seen)
+        text = str(said.get(f"lore:{name}", ""))
+        if any(text in m.content for m in history):
+            continue
+        missed = unseen(("lore",), f"the lore entry `{name}`", text, seen)
         if missed is not None:
             return [missed], []
     return [], []
