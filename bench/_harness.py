@@ -1,12 +1,11 @@
-"""Stdlib-only harness of the W1/W2/W3 scripts (typed port of the peers' ``_bench.py`` and ``_w1.py``).
+"""Stdlib-only harness of the W1/W2/W3 scripts, buddy's and the peers' (``bench/peers/``).
 
-Same timing, checks and JSON lines as ``/work/shared/bench/peers/_bench.py``, so the peers'
-``summarize.py`` (and ``bench/summarize.py``) can put buddy next to them. A script supplies
-``build()`` (async, returns whatever ``turn`` needs) and ``turn(ctx, i)`` (async, one complete
-turn, returns the final text), plus ``tool_calls()``: how often the tool body ran (buddy's
-plugin counts its own calls, so the harness asks for them instead of owning the counter).
-
-Definitions: /work/shared/bench/WORKLOAD.md.
+Timing, checks and JSON lines as ``bench/WORKLOAD.md`` defines them; both sides print their
+lines through this module, so ``bench/summarize.py`` can put buddy next to the peers. A
+script supplies ``build()`` (async, returns whatever ``turn`` needs) and ``turn(ctx, i)``
+(async, one complete turn, returns the final text), plus ``tool_calls()``: how often the tool
+body ran (each side's tool counts its own calls, so the harness asks for them instead of
+owning the counter).
 """
 
 from __future__ import annotations

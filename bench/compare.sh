@@ -1,32 +1,54 @@
 #!/usr/bin/env bash
-# buddy side by side with the peers, in one run: installs pydantic-ai-slim and openai-agents
-# into their own venv under bench/.peers (git-ignored; once, pinned by the peers' lock file),
-# copies the peers' workload scripts next to it, then runs bench/run_buddy.sh interleaved
-# (A B A B …, REPS=3) and prints the median table with ratios buddy/peer.
+# buddy side by side with the peers (bench/WORKLOAD.md), in one command from a fresh clone:
 #
-#   bench/compare.sh                       # W1, W2, W3 and the end-to-end turns
+#   bench/compare.sh                       # W1, W2, W3 and the end-to-end turns, 3 reps
 #   PARTS="w1 w23" bench/compare.sh        # any run_buddy.sh setting passes through
+#   REPS=1 PARTS=w1 W1_RUNS=1 OUT=bench/.peers/check.jsonl bench/compare.sh
+#                                          # the quickest check that everything runs (git-ignored)
 #
-# PEERS_SRC (default /work/shared/bench/peers): the peers' scripts and requirements.lock.txt.
-# Needs the package registry the first time only. Run nothing else meanwhile (noisy cores).
+# 1. Makes the project's venv (.venv, as the README does) if it is missing.
+# 2. The first time, and whenever bench/peers/requirements.lock.txt changes, installs the peers
+#    into their own venv, bench/.peers/venv (git-ignored), with the same interpreter, every
+#    package pinned by the lock: pydantic-ai-slim and openai-agents (+ PyYAML, for pydantic-ai's
+#    yaml variant), then google-adk if it installs (ADK=0: don't try; without it the runner
+#    skips it with a message). pip's output goes to bench/.peers/install.log.
+# 3. Runs bench/run_buddy.sh with the peers of bench/peers, interleaved rep by rep: it prints
+#    the machine and every version, the JSON lines, then the tables with the ratios buddy/peer
+#    (also written to ${OUT%.jsonl}.md; OUT defaults to bench/results/compare.jsonl).
+#
+# PEERS_DIR: another folder of peer scripts with the same names (your own copy); PEERS_LOCK: its
+# lock file. Needs the package registry the first time only. Run nothing else meanwhile: the
+# figures are only comparable within one run on a quiet machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-PEERS_SRC=${PEERS_SRC:-/work/shared/bench/peers}
 HOME_DIR=bench/.peers
+VENV=$HOME_DIR/venv
+LOCK=${PEERS_LOCK:-${PEERS_DIR:-bench/peers}/requirements.lock.txt}
+LOG=$HOME_DIR/install.log
+ADK=${ADK:-1}
+
+if [ -z "${PY:-}" ] && [ ! -x .venv/bin/python ]; then
+  echo "== making .venv and installing buddy into it" >&2
+  python3 -m venv .venv
+  .venv/bin/pip install -q -e .
+fi
 PY=${PY:-.venv/bin/python}
 
-if [ ! -x "$HOME_DIR/venv/bin/python" ]; then
-  echo "== installing the peers into $HOME_DIR/venv" >&2
-  "$PY" -m venv "$HOME_DIR/venv"
-  "$HOME_DIR/venv/bin/pip" install -q -c "$PEERS_SRC/requirements.lock.txt" \
-    pydantic-ai-slim openai-agents PyYAML
+if ! cmp -s "$LOCK" "$HOME_DIR/installed.lock.txt"; then
+  echo "== installing the peers into $VENV (pinned by $LOCK; log: $LOG)" >&2
+  mkdir -p "$HOME_DIR"
+  [ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
+  pip=("$VENV/bin/pip" install -c "$LOCK")
+  if ! "${pip[@]}" pydantic-ai-slim openai-agents PyYAML > "$LOG" 2>&1; then
+    tail -n 20 "$LOG" >&2
+    echo "== the peers did not install (above; whole log: $LOG)" >&2
+    exit 1
+  fi
+  if [ "$ADK" = 1 ] && ! "${pip[@]}" google-adk >> "$LOG" 2>&1; then
+    echo "== google-adk did not install (see $LOG): the runs go on without it" >&2
+  fi
+  cp "$LOCK" "$HOME_DIR/installed.lock.txt"
 fi
-rm -rf "$HOME_DIR/peers"
-cp -r "$PEERS_SRC" "$HOME_DIR/peers"   # a writable copy: the peers write __pycache__
-chmod -R u+w "$HOME_DIR/peers"
-"$HOME_DIR/venv/bin/python" -c 'import importlib.metadata as m, sys
-for name in ("pydantic-ai-slim", "openai-agents", "openai", "pydantic"):
-    print(name, m.version(name), file=sys.stderr)'
 
-PEERS_DIR=$HOME_DIR/peers PEERS_PY=$HOME_DIR/venv/bin/python PY=$PY \
-  OUT=${OUT:-bench/results/compare.jsonl} exec bench/run_buddy.sh
+PEERS_PY=$VENV/bin/python PY=$PY OUT=${OUT:-bench/results/compare.jsonl} \
+  exec bench/run_buddy.sh

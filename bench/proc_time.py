@@ -1,4 +1,4 @@
-"""Whole-process timer (stdlib only), a typed copy of /work/shared/bench/peers/proc_time.py.
+"""Whole-process timer (stdlib only): W1's primary figure, as bench/WORKLOAD.md defines it.
 
 Runs a command R times after W warm-ups and prints one JSON line with the median/min/max
 wall seconds and the median peak RSS (``ru_maxrss`` of the child, from ``os.wait4``).

@@ -1,10 +1,11 @@
 """Median-of-runs tables from JSON-lines results (stdlib only); prints Markdown.
 
-The first table is the one /work/shared/bench/peers/summarize.py prints (every workload,
-peer and variant), extended with the end-to-end rows of ``e2e_platform.py``. The second
-puts buddy next to every other peer in the file(s), with the ratio buddy / peer (below 1:
-buddy is faster or smaller). buddy's W1 is its YAML loader; the peers' W1 column uses
-their ``python`` variant and, where they have one, their ``yaml`` variant in brackets.
+First the machine and the versions, where the file has the lines of ``environment.py``.
+The first table holds every workload, peer and variant (the W1–W3 lines of buddy and of
+``bench/peers/``, and the end-to-end rows of ``e2e_platform.py``). The second puts buddy
+next to every other peer in the file(s), with the ratio buddy / peer (below 1: buddy is
+faster or smaller). buddy's W1 is its YAML loader; the peers' W1 column uses their
+``python`` variant and, where they have one, their ``yaml`` variant in brackets.
 
 usage: python bench/summarize.py RESULTS.jsonl [MORE.jsonl ...]
 """
@@ -16,6 +17,8 @@ import statistics
 import sys
 from collections import defaultdict
 from typing import Any
+
+from environment import describe
 
 Row = dict[str, Any]
 Key = tuple[str, str, str]
@@ -32,7 +35,9 @@ ORDER = {
 }
 
 
-def load(paths: list[str]) -> dict[Key, list[Row]]:
+def load(paths: list[str], environments: list[Row] | None = None) -> dict[Key, list[Row]]:
+    """The result lines grouped by workload, peer and variant; ``environment.py``'s lines
+    go to ``environments`` when it is given."""
     groups: dict[Key, list[Row]] = defaultdict(list)
     for path in paths:
         with open(path) as f:
@@ -40,6 +45,10 @@ def load(paths: list[str]) -> dict[Key, list[Row]]:
                 line = raw.strip()
                 if line.startswith("{"):
                     r = json.loads(line)
+                    if "environment" in r:
+                        if environments is not None:
+                            environments.append(r)
+                        continue
                     variant = r.get("variant", "")
                     if r["workload"].startswith("E2E"):  # one group per size (and sniffio)
                         variant = f"{variant} n={r['n']}"
@@ -175,10 +184,21 @@ def comparison(groups: dict[Key, list[Row]], subject: str = "buddy") -> list[str
     return out
 
 
+def environment_lines(environments: list[Row]) -> list[str]:
+    """The machine once, then each interpreter's versions, as Markdown paragraphs."""
+    out: list[str] = []
+    for i, record in enumerate(environments):
+        machine, packages = describe(record)
+        out += [machine, ""] if i == 0 else []
+        out += [packages, ""]
+    return out
+
+
 def main() -> None:
     paths = sys.argv[1:] or ["results.jsonl"]
-    groups = load(paths)
-    print("\n".join(full_table(groups)))
+    environments: list[Row] = []
+    groups = load(paths, environments)
+    print("\n".join(environment_lines(environments) + full_table(groups)))
     table = comparison(groups)
     if table:
         print()

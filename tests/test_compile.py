@@ -243,13 +243,13 @@ def test_extends_merges_deeply_and_resolves_paths_where_written(write: Write) ->
     path = write(
         {
             "buddies/one/buddy.yaml": """\
-            extends: ../shared/base.yaml
+            extends: ../common/base.yaml
             name: one
             persona:
               vars: {who: 一号}
             tools: [resource_list]
             """,
-            "buddies/shared/base.yaml": """\
+            "buddies/common/base.yaml": """\
             model: deepseek-chat
             persona:
               prompt: 我是 {{ who }}，{{ mood }}。
@@ -257,7 +257,7 @@ def test_extends_merges_deeply_and_resolves_paths_where_written(write: Write) ->
             tools: [ask_question, resource_read]
             resources: notes
             """,
-            "buddies/shared/notes/a.md": "shared note",
+            "buddies/common/notes/a.md": "common note",
         }
     )
     blueprint = buddy.load(path)

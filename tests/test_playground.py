@@ -280,6 +280,50 @@ def test_clicking_a_question_option_sends_it(page: Page) -> None:
     expect(card.locator(".option").first).to_be_disabled()
 
 
+def test_a_recorded_playground_conversation_replays_identically(page: Page, dev: Dev) -> None:
+    new_conversation(page, "xiaoman")
+    send(page, "叫我小鱼")
+    expect(page.locator(".msg.buddy").last).to_contain_text("你说的是：叫我小鱼")
+    call(page, "ask_question", {"question": "晚饭吃了吗", "options": ["吃了", "没吃"]})
+    page.locator(".question").last.locator(".option", has_text="吃了").click()
+    expect(page.locator(".msg.buddy").last).to_contain_text("你说的是：吃了")
+
+    mark = len(dev.lines)
+    page.click("#save-scenario")
+    saved = page.locator("#saved-scenario")
+    expect(saved).to_have_text(re.compile(r"^manifests/xiaoman/tests/recorded-[-0-9a-f]+\.yaml$"))
+    path = dev.root / saved.inner_text()
+    text = path.read_text(encoding="utf-8")
+    assert "- user: 叫我小鱼" in text and "- click: 吃了" in text
+    assert "facts: [{ relation: nickname, slots: { subject: user }, value: 小鱼 }]" in text
+    result = subprocess.run(
+        [sys.executable, "-m", "buddy", "test", str(path)],
+        cwd=dev.root,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.strip().endswith("1 passed, 0 failed"), result.stdout
+    dev.wait_for_output("saved as manifests/xiaoman/tests/recorded-")
+    assert "reloaded" not in dev.lines_after(mark)  # a scenario file changes nothing it runs
+
+    # saving again: the page asks before it overwrites the file
+    asked: list[str] = []
+
+    def answer(dialog: Any) -> None:
+        asked.append(dialog.message)
+        dialog.accept()
+
+    page.once("dialog", answer)
+    page.click("#save-scenario")
+    expect(saved).to_have_text(saved.inner_text())
+    deadline = time.monotonic() + 10
+    while not asked and time.monotonic() < deadline:
+        page.wait_for_timeout(50)
+    assert asked and "exists" in asked[0]
+
+
 def test_granting_a_data_card_and_the_redacted_record(page: Page) -> None:
     new_conversation(page, "cardio")
     call(

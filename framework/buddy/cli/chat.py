@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from buddy.cli.chat_layer import LAYER_COMMANDS
+from buddy.platform.dev.journal import keep_answers_of
 
 if TYPE_CHECKING:
     from buddy.compile.blueprint import ToolSpec
@@ -244,6 +245,7 @@ async def _run(
             )
             terminal.resume(await platform.transcript(cid), await platform.turns(cid))
             async with running_buddy(platform, blueprint, model, tokens["dev_token"]) as server:
+                keep_answers_of(server.buddy.layers, platform.state)  # for `buddy test --record`
                 loop = asyncio.get_running_loop()
                 while True:
                     line = await loop.run_in_executor(None, lines.readline)

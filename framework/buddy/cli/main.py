@@ -51,6 +51,16 @@ def _test_parser(sub: Any, profile_help: str) -> None:
         help="fail for a buddy with no scenario files (by default it is only reported)",
     )
     test.add_argument(
+        "--record",
+        metavar="CONVERSATION",
+        help="instead of running: write this conversation (an id, or `latest`) of --db as a "
+        "scenario file of the buddy under PATH that had it",
+    )
+    test.add_argument("--db", metavar="FILE", help="with --record: the buddy dev/chat database")
+    test.add_argument(
+        "-o", "--output", metavar="FILE", help="with --record: the file (default: its tests/)"
+    )
+    test.add_argument(
         "--sockets",
         action="store_true",
         help="serve the dev platform on loopback sockets (by default it runs in this "
@@ -134,12 +144,23 @@ def _parser() -> argparse.ArgumentParser:
         help="diff the compiled view of buddies between two versions (for review)",
         description="Compare the compiled view (`buddy render`) of every buddy between OLD and NEW "
         "(two paths), or between a git revision and the work tree (--git REV), and list the "
-        "buddies a changed shared template or trait file affects.",
+        "buddies a changed shared template or trait file affects. With --replay, also run the "
+        "scenarios of every buddy the change touches on both sides (offline, scripted) and "
+        "show, step by step, what they do differently.",
     )
     diff.add_argument("paths", nargs="*", metavar="PATH")
     diff.add_argument("--git", metavar="REV", help="compare revision REV with the work tree")
     diff.add_argument("--format", choices=("text", "markdown"), default="text")
-    diff.add_argument("--exit-code", action="store_true", help="exit 1 when anything changed")
+    diff.add_argument(
+        "--exit-code",
+        action="store_true",
+        help="exit 1 when anything changed (with --replay: when behaviour differs)",
+    )
+    diff.add_argument(
+        "--replay",
+        action="store_true",
+        help="run the touched buddies' scenarios on both sides and compare them step by step",
+    )
 
     init = sub.add_parser(
         "init",
@@ -356,6 +377,10 @@ def _run(argv: Sequence[str] | None) -> int:
         from buddy.cli.commands import validate
 
         return validate(args.paths, args.format, profile=profile, model=model)
+    if args.command == "test" and args.record is not None:
+        from buddy.cli.record import record_command
+
+        return record_command(args.paths, args.record, args.db, args.output, profile=profile)
     if args.command == "test":
         from buddy.cli.scenarios import test
 
@@ -371,7 +396,7 @@ def _run(argv: Sequence[str] | None) -> int:
     if args.command == "diff":
         from buddy.cli.diff import diff
 
-        return diff(args.paths, args.git, args.format, args.exit_code)
+        return diff(args.paths, args.git, args.format, args.exit_code, replaying=args.replay)
     if args.command == "patterns":
         from buddy.cli.patterns import patterns
 

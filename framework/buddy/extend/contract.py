@@ -347,6 +347,14 @@ class StepExpect:
             ``state`` is ``None``).
         check: ``module:function``, ``(value, path, check: buddy.testing.parts.StepCheck)
             -> None``: the rules that need the buddy (``""``: none).
+        show: ``module:function``, ``(state) -> {label: text}``: what a replay
+            (``buddy diff --replay``) shows of ``state`` after every step — whether or
+            not the step expects the key — so two versions of a buddy can be compared
+            label by label (``mood anger`` → ``0.35``); ``""``: nothing.
+        record: ``module:function``, ``(state, seen) -> value | None``: the key's value
+            as it stands after a step (what ``verify`` passes), written into a scenario
+            recorded from a real conversation (:mod:`buddy.testing.record`) where it
+            changed; ``None``: nothing worth writing (``""``: never recorded).
     """
 
     key: str
@@ -355,6 +363,8 @@ class StepExpect:
     verify: str
     state: str = ""
     check: str = ""
+    show: str = ""
+    record: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -507,7 +517,12 @@ def _part_problems(capability: Capability) -> Iterator[str]:
 def _scenario_problems(capability: Capability) -> Iterator[str]:
     kinds = (
         ("actions", StepAction, RESERVED_STEP_KEYS, ("model", "run", "check")),
-        ("expects", StepExpect, RESERVED_EXPECT_KEYS, ("model", "verify", "state", "check")),
+        (
+            "expects",
+            StepExpect,
+            RESERVED_EXPECT_KEYS,
+            ("model", "verify", "state", "check", "show"),
+        ),
     )
     for name, kind, reserved, parts in kinds:
         for index, item in enumerate(getattr(capability, name)):
@@ -587,7 +602,11 @@ def references(capability: Capability) -> Iterator[tuple[str, str, str]]:
             )
     steps: tuple[tuple[str, tuple[StepAction | StepExpect, ...], tuple[str, ...]], ...] = (
         ("actions", capability.actions, ("model", "run", "check")),
-        ("expects", capability.expects, ("model", "verify", "state", "check")),
+        (
+            "expects",
+            capability.expects,
+            ("model", "verify", "state", "check", "show", "record"),
+        ),
     )
     for name, items, fields in steps:
         hook = "StepAction" if name == "actions" else "StepExpect"

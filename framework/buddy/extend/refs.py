@@ -70,6 +70,8 @@ HOOKS: dict[str, Hook] = {
     "StepExpect.verify": _fn("value", "seen", "state", "exact"),
     "StepExpect.state": _fn("run", "seen", awaited=True),
     "StepExpect.check": _fn("value", "path", "check"),
+    "StepExpect.show": _fn("state"),
+    "StepExpect.record": _fn("state", "seen"),
 }
 
 

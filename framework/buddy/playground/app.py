@@ -17,6 +17,9 @@
   proactive section (``buddy.compile.render.view``), widget types with their record
   schemas, declared subscriptions and data, and each buddy's dev token (memory has no dev endpoint; the page
   reads and edits it through the buddy's own ``/internal/v1/memory``).
+- ``POST /playground/api/record`` (admin token) — "Save as scenario": the conversation
+  into the buddy's ``tests/`` as a scenario file (:mod:`buddy.testing.record`); 409 when
+  that file exists, unless the page says ``overwrite``.
 - ``GET /playground/api/events`` (admin token) — a server-sent-events stream of the agent
   loop's events (``BuddyServer``'s ``on_event``: streamed text, tool starts and ends) and
   of reloads, so the page shows a turn as it happens; everything else the page reads from
@@ -120,6 +123,11 @@ class Playground(Protocol):
         (newest last), each with where every declared part landed."""
         ...
 
+    async def record(self, buddy: str, conversation_id: str, *, overwrite: bool) -> dict[str, Any]:
+        """Write the conversation into the buddy's ``tests/`` as a scenario file:
+        ``{path, notes}`` (409 ``scenario_exists`` unless ``overwrite``)."""
+        ...
+
 
 def _host_name(header: str) -> str:
     """``127.0.0.1`` of ``127.0.0.1:8700``; ``[::1]`` of ``[::1]:8700``."""
@@ -193,6 +201,10 @@ def attach(app: FastAPI, session: Playground) -> None:
         prompts = session.prompts(buddy, conversation)
         return JSONResponse({"layers": found, "prompts": prompts}, headers=_NO_STORE)
 
+    @router.post("/record")
+    async def record(request: Request) -> JSONResponse:
+        return await _record(request, session)
+
     @router.get("/events")
     async def events(request: Request) -> Response:
         require_loopback(request)
@@ -226,6 +238,25 @@ def attach(app: FastAPI, session: Playground) -> None:
 
     app.include_router(router)
     app.mount("/playground", StaticFiles(directory=STATIC, html=True), name="playground")
+
+
+async def _record(request: Request, session: Playground) -> JSONResponse:
+    """ "Save as scenario": ``{buddy, conversation, overwrite?}`` → ``{path, notes}``
+    (docs/playground.md); 409 when the file exists and ``overwrite`` is not true."""
+    require_loopback(request)
+    require_admin(request, session.admin_token)
+    try:
+        body = await request.json()
+    except ValueError:
+        body = None
+    if not isinstance(body, dict) or not all(
+        isinstance(body.get(k), str) and body[k] for k in ("buddy", "conversation")
+    ):
+        raise Reject(400, "invalid_request", "name the buddy and the conversation")
+    saved = await session.record(
+        body["buddy"], body["conversation"], overwrite=body.get("overwrite") is True
+    )
+    return JSONResponse(saved, headers=_NO_STORE)
 
 
 def _json(item: Any) -> str:

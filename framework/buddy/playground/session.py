@@ -39,11 +39,12 @@ import uvicorn
 
 from buddy.compile.blueprint import Blueprint
 from buddy.compile.compiler import check
-from buddy.errors import Issue, ModelConfigError, StartError
+from buddy.errors import Issue, ModelConfigError, Reject, StartError
 from buddy.models.base import Model
 from buddy.platform.client import Backoff, HttpPlatformClient
 from buddy.platform.dev.app import create_app
 from buddy.platform.dev.core import Platform
+from buddy.platform.dev.journal import keep_answers_of
 from buddy.platform.dev.serving import server_config
 from buddy.playground.app import Hub, attach
 from buddy.playground.buddies import DevBuddy
@@ -140,6 +141,7 @@ class DevSession:
         self._watcher: asyncio.Task[None] | None = None
         self._http: httpx.AsyncClient | None = None
         self._lock = asyncio.Lock()
+        self.platform: Platform | None = None  # the dev platform's state, once it started
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -165,6 +167,7 @@ class DevSession:
 
         def ready(platform: Platform) -> None:
             self.admin_token = platform.admin_token
+            self.platform = platform
 
         if self.port:
             _check_port(self.port)
@@ -252,6 +255,53 @@ class DevSession:
             }
             for sent in dev.server.buddy.turns.sent.get(conversation_id, ())
         ]
+
+    async def record(self, buddy: str, conversation_id: str, *, overwrite: bool) -> dict[str, Any]:
+        """Write the conversation into the running buddy ``buddy``'s ``tests/`` as a
+        scenario file (:mod:`buddy.testing.record`): ``{path, notes}``.
+
+        Raises:
+            Reject: 404 (no such buddy running, or conversation of it), 409
+                ``scenario_exists`` (the file is there and ``overwrite`` is false), 422
+                ``not_recordable`` (its replay does not go as it went).
+        """
+        from buddy.testing.record import (
+            RecordError,
+            head_lines,
+            read_conversation,
+            record,
+            scenario_file,
+        )
+
+        dev = next((d for d in self.buddies if d.key == buddy), None)
+        if dev is None or dev.blueprint is None or self.platform is None:
+            raise Reject(404, "not_found", f"no buddy {buddy!r} is running")
+        blueprint = dev.blueprint
+        try:
+            found = await self.platform.store.read(
+                lambda conn: read_conversation(conn, conversation_id)
+            )
+        except RecordError as exc:
+            raise Reject(404, "conversation_not_found", str(exc)) from None
+        if found.identity != f"{blueprint.name}-dev":
+            raise Reject(404, "conversation_not_found", f"{conversation_id} is not {buddy}'s")
+        directory = dev.manifest.parent
+        target = scenario_file(directory / "tests", found)
+        if target.exists() and not overwrite:
+            raise Reject(409, "scenario_exists", f"{shown(str(target))} exists")
+        source = 'the playground\'s "Save as scenario"'
+        try:
+            recording = await record(
+                blueprint, found, head=head_lines(found, directory, target, source)
+            )
+        except RecordError as exc:
+            raise Reject(422, "not_recordable", str(exc)) from None
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(recording.text, encoding="utf-8")
+        # A scenario file changes nothing the buddy runs: no reload for it.
+        dev.snapshot.update(scan({str(target.resolve())}))
+        self._say(f"{dev.key}: conversation {conversation_id} saved as {shown(str(target))}")
+        return {"path": shown(str(target)), "notes": recording.notes}
 
     # ------------------------------------------------------------------ watching
 
@@ -431,6 +481,7 @@ class DevSession:
             shutdown_deadline=self.shutdown_deadline,
             idle_seconds=IDLE_SECONDS if self.idle_seconds is None else self.idle_seconds,
         )
+        keep_answers_of(server.buddy.layers, self.platform)  # for "save as scenario"
         task = asyncio.create_task(server.run())
         deadline = time.monotonic() + 15
         while not client.connections and not task.done() and time.monotonic() < deadline:

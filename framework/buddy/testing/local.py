@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import secrets
 import socket
+import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any, Literal
 
@@ -88,6 +89,11 @@ class LocalPlatform:
             self.http = httpx.AsyncClient(base_url=self.url, timeout=30)
         self._serving = contextlib.AsyncExitStack()
 
+    @property
+    def state(self) -> Platform | None:
+        """The platform's state (its store and clock), once started in this process."""
+        return self._platform
+
     def app(self) -> Any:
         """The ASGI app served; a subclass may wrap it (fault tests inject failures so)."""
         return create_app(self.db, admin_token=self.admin_token)
@@ -110,6 +116,12 @@ class LocalPlatform:
     async def __aexit__(self, *exc: object) -> None:
         await self.http.aclose()
         await self._serving.aclose()
+
+    def set_time(self, instant: float) -> None:
+        """Set the platform clock to ``instant`` (seconds since the epoch), backwards too;
+        it runs on from there. Two runs to be compared start from the same instant."""
+        assert self._platform is not None, "set_time() inside `async with`"
+        self._platform.clock.offset = instant - time.time()
 
     def buddy_client(self, token: str, **options: Any) -> HttpPlatformClient:
         """A buddy's client of this platform (over sockets, or in process)."""

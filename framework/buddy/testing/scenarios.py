@@ -7,8 +7,9 @@ this process over an in-memory database, or on loopback over a temporary one), t
 against it with the scripted model (or a real one), and the users' actions through the
 platform's dev endpoints — the same path as ``tests/runtime/test_e2e.py``. The models the
 buddy talks to are in :mod:`buddy.testing.scripted_model`, what a run reports in
-:mod:`buddy.testing.scenario_results`. Its names include the format's, so
-``buddy.testing.scenarios`` is the one import a caller needs.
+:mod:`buddy.testing.scenario_results` — with what a replay (``buddy diff --replay``)
+is told after each step (:class:`StepWatch`, :class:`StepDone`). Its names include the
+format's, so ``buddy.testing.scenarios`` is the one import a caller needs.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from buddy.extend import resolve, step_actions, step_expects
 from buddy.manifest.locate import loc_of
 from buddy.manifest.yamlio import YamlPath, format_path
 from buddy.models.base import Model
-from buddy.testing.expectations import CoreExpect, Observed, check
+from buddy.testing.expectations import CoreExpect, Miss, Observed, check
 from buddy.testing.local import LocalPlatform, running_buddy
 from buddy.testing.scenario_format import Suite, read_suite
 from buddy.testing.scenario_models import (
@@ -47,7 +48,14 @@ from buddy.testing.scenario_models import (
     scenario_json_schema,
     schema_text,
 )
-from buddy.testing.scenario_results import Failure, ScenarioResult, StepError, capture_logs
+from buddy.testing.scenario_results import (
+    Failure,
+    ScenarioResult,
+    StepDone,
+    StepError,
+    StepWatch,
+    capture_logs,
+)
 from buddy.testing.scripted_model import (
     LayerScript,
     ScenarioModel,
@@ -66,6 +74,8 @@ __all__ = [
     "ScenarioFile",  # noqa: F822 (made on first use, by __getattr__)
     "ScenarioResult",
     "Step",  # noqa: F822 (made on first use, by __getattr__)
+    "StepDone",
+    "StepWatch",
     "Suite",
     "actions",
     "duration_seconds",
@@ -107,9 +117,13 @@ class _Run:
         model: Model | None,
         timeout: float,
         sockets: bool = False,
+        watch: StepWatch | None = None,
+        start: float | None = None,
     ) -> None:
         assert suite.doc is not None
         self.sockets = sockets
+        self.watch = watch
+        self.start = start
         self.blueprint = blueprint
         self.doc = suite.doc
         self.file = suite.file
@@ -143,6 +157,8 @@ class _Run:
                 database = str(Path(folder) / "platform.db")
             async with LocalPlatform(database, sockets=self.sockets) as platform:
                 self.platform = platform
+                if self.start is not None:
+                    platform.set_time(self.start)
                 tokens = await platform.register(self.blueprint.name)
                 self.token = tokens["dev_token"]
                 info = await platform.dev(
@@ -164,8 +180,11 @@ class _Run:
                     layer_model=self.layer_script,
                 ) as server:
                     self.server = server
+                    if self.watch is not None:
+                        await self.watch.started(self)
                     for index, step in enumerate(self.scenario.steps):
-                        if not await self._step((*self.path, "steps", index), step):
+                        passed = await self._step(index, step)
+                        if not passed and self.watch is None:
                             break
 
     async def _clock(self, hhmm: str) -> None:
@@ -188,8 +207,9 @@ class _Run:
     def fail(self, path: YamlPath, message: str) -> NoReturn:
         raise StepError(path, message)
 
-    async def _step(self, path: YamlPath, step: CoreStep) -> bool:
+    async def _step(self, index: int, step: CoreStep) -> bool:
         """Run one step; ``False`` when it failed (the scenario stops there)."""
+        path: YamlPath = (*self.path, "steps", index)
         action = step.action
         # New is what appeared since the previous step's end, read there. Since then only
         # that step's state reads ran: whatever the buddy or the scheduler did meanwhile it
@@ -234,12 +254,21 @@ class _Run:
         if not failures:  # after a failed action, unused responses are only a consequence
             self.model.leftovers()
         failures.extend(self.at(where, what, key=key) for where, what, key in self.model.problems)
+        checked: dict[str, list[Miss]] | None = None
         if not failures and step.expect is not None:
             state = await self._state(step.expect, seen)
             missed, noted = check(step.expect, seen, state, exact=self.exact)
             failures.extend(self.at((*path, "expect", *m.path), m.message) for m in missed)
             self.notes.extend(self.at((*path, "expect", *m.path), m.message) for m in noted)
-        self.failures.extend(sorted(failures, key=lambda f: (f.line, f.column)))
+            if self.watch is not None:
+                checked = _by_key(step.expect, missed)
+        failures.sort(key=lambda f: (f.line, f.column))
+        self.failures.extend(failures)
+        if self.watch is not None:
+            done = StepDone(
+                index, path, step, seen, tuple(self.model.tools), tuple(failures), checked
+            )
+            await self.watch.stepped(self, done)
         return not failures
 
     async def _act(self, action: str, step: CoreStep, path: YamlPath) -> None:
@@ -327,6 +356,15 @@ class _Run:
         return state
 
 
+def _by_key(expect: CoreExpect, missed: list[Miss]) -> dict[str, list[Miss]]:
+    """Each key ``expect`` gives, with its misses (empty when it held)."""
+    given = [k for k in type(expect).model_fields if getattr(expect, k, None) is not None]
+    out: dict[str, list[Miss]] = {key: [] for key in given}
+    for miss in missed:
+        out.setdefault(str(miss.path[0]) if miss.path else "", []).append(miss)
+    return out
+
+
 async def run_scenario(
     blueprint: Blueprint,
     suite: Suite,
@@ -335,6 +373,8 @@ async def run_scenario(
     model: Model | None = None,
     timeout: float = 30.0,
     sockets: bool = False,
+    watch: StepWatch | None = None,
+    start: float | None = None,
 ) -> ScenarioResult:
     """Run one scenario of a suite against a fresh dev platform.
 
@@ -347,6 +387,10 @@ async def run_scenario(
         timeout: Seconds a step's turns may take.
         sockets: Serve the dev platform on loopback sockets (the buddy's HTTP calls and
             its gateway websocket over TCP) instead of in this process.
+        watch: Told what each step did; the run then goes on after a failing step.
+        start: The platform clock's instant (seconds since the epoch) before the
+            scenario's ``clock:`` moves it, instead of now: two runs that must be
+            compared see the same dates.
 
     Returns:
         The result, with located failures.
@@ -355,7 +399,7 @@ async def run_scenario(
     assert suite.doc is not None
     line = loc_of(suite.doc, path).line
     result = ScenarioResult(scenario.name, suite.file, line)
-    run = _Run(blueprint, suite, path, scenario, model, timeout, sockets)
+    run = _Run(blueprint, suite, path, scenario, model, timeout, sockets, watch, start)
     started = time.monotonic()
     with capture_logs() as logs:
         try:

@@ -23,6 +23,7 @@ from buddy.models.base import (
     StreamEvent,
     TextDelta,
     ToolCall,
+    ToolDefinition,
     Usage,
 )
 from buddy.testing.expectations import CallSeen, ResultSeen
@@ -100,6 +101,7 @@ class ScenarioModel(Model):
         self.results: list[ResultSeen] = []
         self.systems: list[str] = []  # the system prompt of each request, in order
         self.histories: list[tuple[Message, ...]] = []  # and its messages
+        self.tools: list[tuple[ToolDefinition, ...]] = []  # and the tools it offered
         self.problems: list[tuple[YamlPath, str, bool]] = []  # (where, what, at the key)
 
     def absorb(self, messages: Sequence[Message]) -> None:
@@ -121,6 +123,7 @@ class ScenarioModel(Model):
     def _received(self, request: ModelRequest) -> None:
         self.systems.append(request.system)
         self.histories.append(request.messages)
+        self.tools.append(request.tools)
         self.absorb(request.messages)
 
     def _responded(self, response: ModelResponse) -> None:

@@ -59,7 +59,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -179,6 +179,7 @@ class Companion:
 
     Attributes:
         calls: Extractor model calls made; ``messages``: user messages extracted.
+        on_answer: Given each extractor answer (see :meth:`_answered`), when set.
         dropped: Items of extractor answers dropped as invalid.
         store: How the layer reads its entries back and saves them.
     """
@@ -213,6 +214,9 @@ class Companion:
         self.store = Storage(memory, character, lore is not None)
         self._replies = lore is not None and any(b.scan_replies for b in lore.books)
         self._prompt = extractor_prompt(memory, appraise=character is not None)
+        #: Called with ``(conversation id, event id, raw answer)`` after each extractor
+        #: answer, by a session that keeps them (``buddy dev``, ``buddy chat``).
+        self.on_answer: Callable[[str, str, str], Awaitable[None]] | None = None
 
     # ----------------------------------------------------------------- the turn
 
@@ -420,20 +424,36 @@ class Companion:
             mind.ledger, mind.asked, mind.asked_member = book, None, None
             mind.outcomes = [*mind.outcomes, outcome][-REPORTS_KEPT:]
         else:
-            extracted = await self._facts(text)
+            heard: list[str] = []
+            extracted = await self._facts(text, heard)
+            if heard:
+                await self._answered(conversation.id, mind, message, heard[-1])
             self._apply(mind, extracted, now, message, party)
         mind.ledger, gone = evict(self.memory, mind.ledger, now)
         if gone:
             log.info("automatic memory of %s evicted %d facts", conversation.id, len(gone))
 
-    async def _facts(self, text: str) -> Extracted:
-        """The message's facts and appraisal: patterns first, the model once if needed."""
+    async def _facts(self, text: str, heard: list[str]) -> Extracted:
+        """The message's facts and appraisal: patterns first, the model once if needed
+        (its raw answer appended to ``heard``)."""
         found, needed = patterned(self.memory, self.character, text)
         extractor = self._extractor() if needed else None
         if extractor is None:
             return found
         self.calls += 1
-        return await asked(self.memory, extractor, self._prompt, text, found)
+        return await asked(self.memory, extractor, self._prompt, text, found, heard)
+
+    async def _answered(self, cid: str, mind: Mind, message: str, answer: str) -> None:
+        """Keep the extractor's raw answer for the message: in the mind (the last
+        :data:`REPORTS_KEPT`) and with :attr:`on_answer`, when a session keeps them (the
+        dev platform's record of the conversation, :mod:`buddy.testing.record`)."""
+        mind.answers = [*mind.answers, (message, answer)][-REPORTS_KEPT:]
+        if self.on_answer is None:
+            return
+        try:
+            await self.on_answer(cid, message, answer)
+        except Exception:  # a record kept for later must never cost the message its facts
+            log.warning("the extractor's answer for %s could not be kept", message, exc_info=True)
 
     def _asks(self, mind: Mind, party: str) -> bool:
         """Whether the confirmation card on screen asks ``party``: in a group, the member

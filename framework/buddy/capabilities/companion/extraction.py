@@ -63,18 +63,25 @@ def patterned(
 
 
 async def asked(
-    memory: AutoMemory, extractor: Model, prompt: str, text: str, found: Extracted
+    memory: AutoMemory,
+    extractor: Model,
+    prompt: str,
+    text: str,
+    found: Extracted,
+    heard: list[str] | None = None,
 ) -> Extracted:
     """``found`` with what the extractor model says of the message (held to the declared
     relations). The model read the whole message, the patterns one clause at a time: a
     fact the patterns found is not taken twice, and one the model states with the same
     key (「我对花生过敏，很严重」: the severity too) replaces it. The model's appraisal,
-    else the patterns'."""
+    else the patterns'. The model's raw answer is appended to ``heard`` when given."""
     from buddy.capabilities.memory.extract import Fact
 
     response = await extractor.request(
         ModelRequest(system=prompt, messages=(Message("user", text[:EXTRACTED_CHARS]),))
     )
+    if heard is not None:
+        heard.append(response.text)
     said = from_model(memory, response.text)
     if not (memory.auto and memory.relations):
         said = replace(said, facts=())

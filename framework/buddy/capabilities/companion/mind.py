@@ -135,6 +135,8 @@ class Mind:
         turn_done: Set when the running turn was committed.
         outcomes: What each fact of the last extractions did (newest last).
         dropped: What the extractor said that was not kept, and why (newest last).
+        answers: ``(event id, raw answer)`` of each message the extractor model was asked
+            about (the last :data:`REPORTS_KEPT`), for a recording of the conversation.
         reports: The context reports of the last turns.
         last_event: The event of the last turn.
         replied: The event whose reply lore counted last.
@@ -159,6 +161,7 @@ class Mind:
     turn_done: asyncio.Event = field(default_factory=asyncio.Event)
     outcomes: list[Outcome] = field(default_factory=list)
     dropped: list[str] = field(default_factory=list)
+    answers: list[tuple[str, str]] = field(default_factory=list)
     reports: list[Report] = field(default_factory=list)
     last_event: str = ""
     replied: str = ""

@@ -66,6 +66,7 @@ CAPABILITY = Capability(
             model="buddy.capabilities.data.scenario:ConsentExpect",
             description="A consent card was sent in this step (`true`, or its fields).",
             verify="buddy.capabilities.data.scenario:verify_consent_card",
+            record="buddy.capabilities.data.scenario:record_consent_card",
         ),
         StepExpect(
             "stored_redacted",

@@ -36,6 +36,7 @@ from buddy.capabilities.data.wire import (
 )
 from buddy.errors import Reject
 from buddy.platform.dev.core import admin, dumps, emit_in, platform_of
+from buddy.platform.dev.journal import journal_in
 from buddy.platform.protocol.conversation import refused
 
 __all__ = ["dev_router"]
@@ -75,6 +76,14 @@ async def put_grant(request: Request, body: GrantChange) -> GrantState:
                 "DELETE FROM data_grants WHERE identity = ? AND member_id = ? AND dataset = ?",
                 (body.identity, body.member_id, body.dataset),
             )
+        journal_in(
+            conn,
+            "grant" if body.granted else "revoke",
+            now,
+            {"dataset": body.dataset},
+            identity=body.identity,
+            member_id=body.member_id,
+        )
         (state,) = grant_states(conn, body.identity, body.member_id, [body.dataset])
         return state
 
@@ -244,6 +253,13 @@ async def put_data(request: Request, body: DevDataOverride) -> MemberData:
             " updated_at = excluded.updated_at",
             (body.member_id, body.dataset, None if body.items is None else dumps(body.items), now),
         )
+        journal_in(
+            conn,
+            "data",
+            now,
+            {"dataset": body.dataset, "items": body.items},
+            member_id=body.member_id,
+        )
 
     await platform.store.write(put)
     return MemberData(
@@ -282,6 +298,7 @@ async def _member_data(request: Request, member_id: str, dataset: str, reset: bo
                 "DELETE FROM data_overrides WHERE member_id = ? AND dataset = ?",
                 (member_id, dataset),
             )
+            journal_in(conn, "data_reset", now, {"dataset": dataset}, member_id=member_id)
         source, items = items_of(conn, member_id, dataset, now)
         return MemberData(member_id=member_id, dataset=dataset, source=source, items=items)
 

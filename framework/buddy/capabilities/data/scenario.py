@@ -201,6 +201,19 @@ def verify_consent_card(
     return misses, []
 
 
+def record_consent_card(state: Any, seen: Observed) -> dict[str, Any] | None:
+    """The consent card sent in this step as ``consent_card`` checks it (for a scenario
+    recorded from a conversation, :mod:`buddy.testing.record`); ``None``: none was."""
+    cards = [m["body"] for m in seen.messages if m["kind"] == "consent"]
+    if not cards:
+        return None
+    card = cards[-1]
+    shown: dict[str, Any] = {"kind": card.get("kind")}
+    if card.get("kind") == "healthkit":
+        shown["datasets"] = sorted(str(d.get("id")) for d in card.get("datasets") or [])
+    return shown
+
+
 def data_leaves(value: Any) -> set[str]:
     """The texts of the scalar values inside user data that are long enough to recognise."""
     found: set[str] = set()

@@ -7,6 +7,7 @@ from buddy.extend import Capability, Section, StepAction, StepExpect, Uses
 _RUN = "buddy.capabilities.memory.execute"
 _MODELS = "buddy.capabilities.memory.manifest"
 _SCHEMAS = "buddy.capabilities.memory.limits:KEY_TEMPLATE_SCHEMAS"
+_RECORD = "buddy.capabilities.memory.scenario_record"
 _SCENARIO = "buddy.capabilities.memory.scenario"
 
 CAPABILITY = Capability(
@@ -66,6 +67,8 @@ CAPABILITY = Capability(
             verify=f"{_SCENARIO}:verify_facts",
             state=f"{_SCENARIO}:layer_state",
             check=f"{_SCENARIO}:check_facts",
+            show=f"{_SCENARIO}:show_facts",
+            record=f"{_RECORD}:record_facts",
         ),
         StepExpect(
             "card",
@@ -74,6 +77,8 @@ CAPABILITY = Capability(
             verify=f"{_SCENARIO}:verify_card",
             state=f"{_SCENARIO}:layer_state",
             check=f"{_SCENARIO}:check_card",
+            show=f"{_SCENARIO}:show_card",
+            record=f"{_RECORD}:record_card",
         ),
         StepExpect(
             "mood",
@@ -84,6 +89,8 @@ CAPABILITY = Capability(
             verify=f"{_SCENARIO}:verify_mood",
             state=f"{_SCENARIO}:layer_state",
             check=f"{_SCENARIO}:check_mood",
+            show=f"{_SCENARIO}:show_mood",
+            record=f"{_RECORD}:record_mood",
         ),
         StepExpect(
             "lore",
@@ -93,6 +100,8 @@ CAPABILITY = Capability(
             verify=f"{_SCENARIO}:verify_lore",
             state=f"{_SCENARIO}:layer_state",
             check=f"{_SCENARIO}:check_lore",
+            show=f"{_SCENARIO}:show_lore",
+            record=f"{_RECORD}:record_lore",
         ),
         StepExpect(
             "memory",
@@ -101,6 +110,8 @@ CAPABILITY = Capability(
             "such entry.",
             verify=f"{_SCENARIO}:verify_memory",
             state=f"{_SCENARIO}:entries",
+            show=f"{_SCENARIO}:show_memory",
+            record=f"{_RECORD}:record_memory",
         ),
         StepExpect(
             "memory_keys",

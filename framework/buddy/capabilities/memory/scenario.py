@@ -23,7 +23,12 @@ from buddy.capabilities.memory.ledger import Entry, as_member, decode, expire, m
 from buddy.capabilities.memory.limits import AUTO_KEY_PREFIX
 from buddy.capabilities.memory.prompt import ledger_context
 from buddy.capabilities.memory.relations import SlotValues
-from buddy.capabilities.memory.scenario_mood import MoodExpect, check_mood, verify_mood
+from buddy.capabilities.memory.scenario_mood import (
+    MoodExpect,
+    check_mood,
+    show_mood,
+    verify_mood,
+)
 from buddy.manifest.schema import Strict, did_you_mean
 from buddy.testing.expectations import Miss, Observed, Text, quoted
 
@@ -41,6 +46,7 @@ __all__ = [
     "MemoryKeysExpect",
     "MoodExpect",
     "check_mood",
+    "show_mood",
     "verify_mood",
 ]
 
@@ -462,3 +468,64 @@ def unseen(path: YamlPath, what: str, text: str, seen: Observed) -> Miss | None:
     if not text or not seen.systems or text in seen.systems[-1]:
         return None
     return Miss(path, f"{what} was selected, but the system prompt the model received lacks it")
+
+
+# ---------------------------------------------------------------- replays
+# What `buddy diff --replay` shows of the layer after each step, label → text; the two
+# sides are compared label by label, so a label names the fact (its relation and the
+# slots that identify it) and its text is what may change (status and value).
+
+
+def _number(value: Any) -> str:
+    return f"{value:g}" if isinstance(value, float) else quoted(value)
+
+
+def show_facts(state: dict[str, Any]) -> dict[str, str]:
+    """Each fact held now: ``fact RELATION(slot=value, …)`` (with ``of MEMBER`` in a
+    group) → ``STATUS VALUE`` (a proposal's amount; a dispute's other claims)."""
+    memory = state["run"].blueprint.sections.get("memory")
+    if not isinstance(memory, AutoMemory):
+        return {}
+    names = _members(state)
+    out: dict[str, str] = {}
+    for entry in expire(state["ledger"], state["now"]).values():
+        spec = memory.relation(entry.relation)
+        keyed = spec.key if spec is not None else tuple(entry.slots)
+        slots = ", ".join(f"{k}={entry.slots.get(k)}" for k in keyed if k in entry.slots)
+        member = member_of(spec, entry.slots) if spec is not None else None
+        whose = f" of {names.get(member, member)}" if member is not None and names else ""
+        value = entry.proposed if entry.status == "proposed" else entry.value
+        text = f"{entry.status} {_number(value)}"
+        if entry.claims:
+            text += " (also said: " + ", ".join(map(_number, entry.claims)) + ")"
+        out[f"fact {entry.relation}({slots}){whose}"] = text
+    return out
+
+
+def show_card(state: dict[str, Any]) -> dict[str, str]:
+    """The person card the model would see now (``card``)."""
+    memory = state["run"].blueprint.sections.get("memory")
+    if not isinstance(memory, AutoMemory):
+        return {}
+    names = dict(reversed(_members(state).items()))
+    ledger = expire(state["ledger"], state["now"]).values()
+    return {"card": str(ledger_context(memory, ledger, names)["card"])}
+
+
+def show_lore(state: dict[str, Any]) -> dict[str, str]:
+    """The lore entries the step's last turn put into the prompt (``lore in``) and the
+    ones it left out, with why (``lore left out``)."""
+    report = state["report"]
+    if not isinstance(state["run"].blueprint.sections.get("lore"), Lore) or report is None:
+        return {}
+    went = sorted(n.removeprefix("lore:") for n, _ in report.parts if n.startswith("lore:"))
+    left = sorted(
+        f"{n.removeprefix('lore:')} ({why})" for n, why in report.left_out if n.startswith("lore:")
+    )
+    return {"lore in": ", ".join(went) or "none", "lore left out": ", ".join(left) or "none"}
+
+
+def show_memory(memory: dict[str, str]) -> dict[str, str]:
+    """Memory entries other than the layer's own (its facts and state are shown as
+    facts, card and mood): ``memory KEY`` → text."""
+    return {f"memory {k}": v for k, v in memory.items() if not k.startswith(AUTO_KEY_PREFIX)}

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from buddy.manifest.yamlio import YamlPath
     from buddy.testing.parts import StepCheck
 
-__all__ = ["MoodCheck", "MoodExpect", "check_mood", "verify_mood"]
+__all__ = ["MoodCheck", "MoodExpect", "check_mood", "show_mood", "verify_mood"]
 
 Bound = Annotated[float, Field(ge=0, le=1)]
 Level = Bound | Annotated[list[Bound], Field(min_length=2, max_length=2)]
@@ -128,3 +128,28 @@ def _given(state: dict[str, Any], seen: Observed, name: str) -> float | None:
         return None
     character = sent.context.get("character")
     return float(character[name]) if isinstance(character, dict) and name in character else None
+
+
+def show_mood(state: dict[str, Any]) -> dict[str, str]:
+    """The character's state now, for a replay: ``mood anger`` … (in a group ``mood
+    anger toward NAME`` for each member it is kept toward) → the value to two decimals."""
+    spec = state["run"].blueprint.sections.get("character")
+    if not isinstance(spec, CharacterSpec):
+        return {}
+    stored = state["state"]
+    moods = stored.get("moods")
+    pairs = stored.get("members")
+    names = {
+        str(p[0]): str(p[1])
+        for p in (pairs if isinstance(pairs, list) else [])
+        if isinstance(p, list) and len(p) == 2
+    }
+    toward: list[tuple[str, str | None]] = [("", None)]
+    if isinstance(moods, dict) and moods:
+        toward = [(f" toward {names.get(m, m)}", str(m)) for m in sorted(moods)]
+    out: dict[str, str] = {}
+    for suffix, member in toward:
+        mood = _toward(state, spec, member)
+        for name in ("anger", "sadness", "trust"):
+            out[f"mood {name}{suffix}"] = f"{getattr(mood, name):.2f}"
+    return out

@@ -51,6 +51,7 @@ CAPABILITY = Capability(
             description="Proactive subscriptions after the step: key → status.",
             verify="buddy.capabilities.proactive.scenario:verify_subscriptions",
             state="buddy.capabilities.proactive.scenario:subscriptions",
+            show="buddy.capabilities.proactive.scenario:show_subscriptions",
         ),
     ),
 )

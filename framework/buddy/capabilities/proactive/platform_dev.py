@@ -20,6 +20,7 @@ from buddy.capabilities.proactive.wire import (
 )
 from buddy.errors import Reject
 from buddy.platform.dev.core import admin, platform_of
+from buddy.platform.dev.journal import journal_in
 
 __all__ = ["dev_router"]
 
@@ -48,6 +49,8 @@ async def fire_trigger(request: Request, body: DevTrigger) -> RunList:
             " AND (dataset IS NULL OR dataset = ?) ORDER BY conversation_id, key",
             (body.identity, body.member_id, body.type, body.dataset),
         ).fetchall()
+        fired = {"type": body.type, **({"dataset": body.dataset} if body.dataset else {})}
+        journal_in(conn, "trigger", now, fired, identity=body.identity, member_id=body.member_id)
         return [fire_run(conn, row, now, None) for row in rows]
 
     runs = await platform.store.write(fire)

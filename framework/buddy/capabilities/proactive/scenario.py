@@ -73,3 +73,8 @@ def verify_subscriptions(
                 )
             )
     return failures, []
+
+
+def show_subscriptions(state: dict[str, str]) -> dict[str, str]:
+    """Each subscription of the conversation, for a replay: ``subscription KEY`` → status."""
+    return {f"subscription {key}": status for key, status in sorted(state.items())}

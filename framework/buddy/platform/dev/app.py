@@ -27,6 +27,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from buddy.errors import Reject
 from buddy.platform.dev import gateway
 from buddy.platform.dev.core import CORE_TABLES, Clock, Platform
+from buddy.platform.dev.journal import JOURNAL_TABLES
 from buddy.platform.dev.parts import PlatformPart, parts
 from buddy.platform.dev.store import Store
 
@@ -146,7 +147,7 @@ def create_app(
             still run when the dev clock is advanced (``POST /dev/clock``).
     """
     pieces = list(parts())
-    store = Store(db, [CORE_TABLES, *(p.tables for p in pieces)])
+    store = Store(db, [CORE_TABLES, JOURNAL_TABLES, *(p.tables for p in pieces)])
     clock = Clock()
     platform = Platform(
         store=store,

@@ -13,6 +13,7 @@ from fastapi import APIRouter, Depends, Query, Request
 from buddy.errors import Reject
 from buddy.platform.dev.conversations_store import members_of, read_turns
 from buddy.platform.dev.core import admin, dumps, emit_in, hash_token, new_id, platform_of
+from buddy.platform.dev.journal import journal_in
 from buddy.platform.protocol.conversation import (
     BuddyCreated,
     ClockState,
@@ -277,6 +278,7 @@ async def get_clock(request: Request) -> dict[str, float]:
 async def advance_clock(request: Request, body: ClockState) -> dict[str, float]:
     """Advance the platform's clock; due proactive triggers fire."""
     platform = platform_of(request)
+    before = platform.clock.time()  # journalled at: what the move fires comes after it
     await platform.clock.advance(body.advance_seconds)
     offset = platform.clock.offset
 
@@ -286,6 +288,8 @@ async def advance_clock(request: Request, body: ClockState) -> dict[str, float]:
             " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
             (str(offset),),
         )
+        if body.advance_seconds > 0:
+            journal_in(conn, "advance", before, {"seconds": body.advance_seconds})
 
     await platform.store.write(save)
     return {"time": platform.clock.time(), "offset": offset}

@@ -356,8 +356,26 @@ function renderComposer() {
   head.replaceChildren(...(c ? [
     h('strong', {}, convName(c)), h('span', { class: 'tag' }, c.kind), h('code', { class: 'muted' }, c.id),
     h('span', { class: 'spacer' }),
+    h('code', { id: 'saved-scenario', class: 'muted' }),
+    h('button', { id: 'save-scenario', title: "write this conversation into the buddy's tests/ as a scenario file", onclick: () => act(() => saveScenario(b, c)) }, 'Save as scenario'),
     h('button', { class: 'danger', onclick: () => { if (confirm('Delete this conversation and everything stored for it?')) act(async () => { await api('DELETE', `/dev/conversations/${c.id}`); select({ convId: null }); }); } }, 'Delete'),
   ] : [h('span', { class: 'muted' }, b && b.identity ? 'Create a conversation to start.' : 'This buddy is not running.')]));
+}
+
+// "Save as scenario": the conversation into the buddy's tests/ (docs/playground.md); a
+// file of that name is overwritten only when the person says so.
+async function saveScenario(b, c, overwrite = false) {
+  const shown = $('#saved-scenario');
+  shown.textContent = 'recording…';
+  try {
+    const saved = await api('POST', '/playground/api/record', { buddy: b.key, conversation: c.id, overwrite });
+    shown.textContent = saved.path;
+    toast(`saved as ${saved.path}${saved.notes.length ? ` (${saved.notes.length} note(s))` : ''}`, 6000);
+  } catch (e) {
+    shown.textContent = '';
+    if (e.status === 409 && confirm(`${e.message}\nOverwrite it?`)) return saveScenario(b, c, true);
+    throw e;
+  }
 }
 
 function skeleton(tool) {
