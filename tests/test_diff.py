@@ -347,6 +347,17 @@ def _git(repo: Path, *args: str) -> str:
     ).stdout
 
 
+def committed(root: Path) -> None:
+    """Make ``root`` a git repository with everything in it committed once."""
+    _git(root.parent, "init", "-q", str(root))
+    _git(root, "add", "-A")
+    _git(
+        root,
+        "-c", "user.name=test", "-c", "user.email=test@example.com", "-c", "commit.gpgsign=false",
+        "commit", "-q", "-m", "buddies",
+    )  # fmt: skip
+
+
 @pytest.fixture
 def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A fresh git repository: the example buddies, their plugins, and `plain` (no shared
@@ -361,13 +372,7 @@ def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     shutil.copytree(BUILT_IN_PACK, root / "manifests" / "personas", ignore=NO_CACHE)
     shutil.copytree(REPO / "plugins", root / "plugins", ignore=NO_CACHE)
     _buddy(root / "manifests", "plain", PLAIN)
-    _git(root.parent, "init", "-q", str(root))
-    _git(root, "add", "-A")
-    _git(
-        root,
-        "-c", "user.name=test", "-c", "user.email=test@example.com", "-c", "commit.gpgsign=false",
-        "commit", "-q", "-m", "buddies",
-    )  # fmt: skip
+    committed(root)
     # Temporary checkouts go here, so a test can see they are cleaned up.
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
     (tmp_path / "tmp").mkdir()

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 import shutil
-import subprocess
 import tempfile
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from buddy.compile.persona import BUILT_IN_PACK, EXAMPLE_NOW
 from buddy.review.replay_side import SideJob, run_side
 from buddy.review.report import COMMENT_MARKER
 from tests.conftest import REPO
+from tests.test_diff import committed
 
 TEMPLATE = "你是{{ buddy.name }}，说话简短。\n"
 TRAIT = "name: calm\nanger_sensitivity: 1.4\n"
@@ -387,12 +387,6 @@ def test_one_side_runs_offline_and_starts_at_the_views_instant(sides: tuple[Path
 # ---------------------------------------------------------------- --git
 
 
-def _git(repo: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", "-C", str(repo), *args], check=True, capture_output=True, text=True
-    ).stdout
-
-
 @pytest.fixture
 def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A fresh git repository holding the example buddies, their plugins and the project's
@@ -406,13 +400,7 @@ def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     shutil.copytree(REPO / "manifests", root / "manifests", ignore=cache)
     shutil.copytree(BUILT_IN_PACK, root / "manifests" / "personas", ignore=cache)
     shutil.copytree(REPO / "plugins", root / "plugins", ignore=cache)
-    _git(root.parent, "init", "-q", str(root))
-    _git(root, "add", "-A")
-    _git(
-        root,
-        "-c", "user.name=test", "-c", "user.email=test@example.com", "-c", "commit.gpgsign=false",
-        "commit", "-q", "-m", "buddies",
-    )  # fmt: skip
+    committed(root)
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
     (tmp_path / "tmp").mkdir()
     monkeypatch.chdir(root)
@@ -435,3 +423,93 @@ def test_the_example_in_docs_review_md(repo: Path, capsys: pytest.CaptureFixture
     out = capsys.readouterr().out
     assert (code, out) == (1, match.group(1))
     assert list((repo.parent / "tmp").iterdir()) == []  # the checkout is gone
+
+
+TOOLS = """\
+tools:
+  - name: remember
+    uses: memory.write
+    description: 把一条关于对方的印象记下来。
+    key: "{{ topic }}"
+    text: "{{ text }}"
+  - name: recall
+    uses: memory.list
+    description: 看看之前都记下了什么。
+"""
+
+
+def test_a_changed_tool_shows_in_the_tools_offered_at_every_step(
+    sides: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    for side in sides:
+        (side / "moody/buddy.yaml").write_text(BUDDY + TOOLS, encoding="utf-8")
+    _edit(
+        sides[1] / "moody/buddy.yaml", "对方的印象记下来。", "对方的印象记下来，同一主题覆盖旧的。"
+    )
+    _edit(sides[1] / "moody/buddy.yaml", '"{{ topic }}"', '"{{ about }}"')
+    code, out = _replay(capsys, "--exit-code")
+    assert code == 1
+    behaviour = _behaviour(out)
+    hunk = (
+        "step 1, line 4: user: 随便吧\n"
+        "  --- tools (old)\n"
+        "  +++ tools (new)\n"
+        "  @@ -1,21 +1,21 @@\n"
+        "  -remember: 把一条关于对方的印象记下来。\n"
+        "  +remember: 把一条关于对方的印象记下来，同一主题覆盖旧的。\n"
+        "     parameters: {\n"
+        '       "additionalProperties": false,\n'
+        '       "properties": {\n'
+        '  -      "text": {\n'
+    )
+    assert hunk in behaviour
+    assert '  -      "topic": {\n  +      "about": {\n' in behaviour
+    # The tools of every step of every scenario changed; shown once a scenario.
+    steps = re.findall(r"^step \d+, line \d+: .*$", behaviour, re.M)
+    assert len(steps) == 6
+    assert behaviour.count("  --- tools (old)\n") == 3
+    assert behaviour.count("\n  tools: the same change as at step 1\n") == 3
+    # What the model was told otherwise, and what it did, is the same.
+    assert "system prompt" not in behaviour and "calls and replies" not in behaviour
+    assert behaviour.count("(PASS on both)") == 3
+
+
+BOOK = """\
+title: 茶事
+entries:
+  - name: 茶
+    keys: [茶]
+    content: 他们常在巷口的茶馆见面。
+"""
+
+
+def test_a_lore_key_changed_shows_the_entry_out_of_the_prompt_where_it_was_in(
+    sides: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    for side in sides:
+        (side / "moody/buddy.yaml").write_text(BUDDY + "lore: lore\n", encoding="utf-8")
+        (side / "moody/lore").mkdir()
+        (side / "moody/lore/tea.yaml").write_text(BOOK, encoding="utf-8")
+    _edit(sides[1] / "moody/lore/tea.yaml", "keys: [茶]", "keys: [茶馆]")
+    code, out = _replay(capsys, "--exit-code")
+    assert code == 1
+    # Only where a message mentions 茶 (and the book scans back over it: step 2 too).
+    assert _behaviour(out) == (
+        "behaviour (--replay): 1 buddy touched, 3 scenarios replayed: 1 differs\n"
+        "\n"
+        "=== moody: 1 of 3 scenarios differ\n"
+        "--- moody/tests/moody.yaml:11 likes (PASS on both)\n"
+        "step 1, line 13: user: 我喜欢茶\n"
+        "  lore in: old — → tea/茶 | new — → none\n"
+        "  --- system prompt (old)\n"
+        "  +++ system prompt (new)\n"
+        "  @@ -5,6 +5,3 @@\n"
+        "   \n"
+        "   ## 你现在的心情\n"
+        "   你心情平稳。\n"
+        "  -\n"
+        "  -## 背景设定\n"
+        "  -他们常在巷口的茶馆见面。\n"
+        "step 2, line 17: user: 我不喜欢茶了\n"
+        "  system prompt: the same change as at step 1\n"
+    )
