@@ -193,3 +193,19 @@ def test_console_script_runs() -> None:
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert json.loads(result.stdout)["ok"] is True
+
+
+def test_the_commands_listed_are_the_parsers() -> None:
+    """``COMMANDS`` (a command named first builds only its own parser) is every subcommand."""
+    import argparse
+
+    from buddy.cli.main import COMMANDS, _parser
+
+    (action,) = (a for a in _parser()._actions if isinstance(a, argparse._SubParsersAction))
+    assert tuple(action.choices) == COMMANDS
+    for command in COMMANDS:
+        (only,) = (
+            a for a in _parser(command)._actions if isinstance(a, argparse._SubParsersAction)
+        )
+        assert list(only.choices) == [command]
+        assert only.choices[command].format_help() == action.choices[command].format_help()

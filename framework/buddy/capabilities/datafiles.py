@@ -7,6 +7,7 @@ recorded as a dependency; the shipped ones are buddy's own.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -15,11 +16,12 @@ from typing import TYPE_CHECKING, TypeVar
 
 from pydantic import BaseModel
 
-from buddy.compile.project import not_regular
+from buddy.compile.memo import MISSING, keep, recall
+from buddy.compile.project import not_regular, read_file
 from buddy.errors import Issue
 from buddy.manifest.locate import issue_at, validated
 from buddy.manifest.schema import did_you_mean
-from buddy.manifest.yamlio import Document, YamlPath, load_document
+from buddy.manifest.yamlio import MAX_FILE_BYTES, Document, YamlPath, load_document
 
 if TYPE_CHECKING:
     from buddy.extend import SectionContext
@@ -27,6 +29,7 @@ if TYPE_CHECKING:
 __all__ = ["DataFiles"]
 
 M = TypeVar("M", bound=BaseModel)
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +81,22 @@ class DataFiles:
         Args:
             names: What a name not found may have meant (did you mean).
         """
+        file = self.located(context, reference, where, names)
+        if file is None:
+            return None
+        doc = load_document(file, str(file))
+        if isinstance(doc, Issue):
+            if doc.code == "yaml-not-mapping":
+                doc = Issue.of_file(str(file), self.code, f"{self.a_noun} is a mapping")
+            context.report(doc)
+            return None
+        return file, doc
+
+    def located(
+        self, context: SectionContext, reference: str, where: YamlPath, names: list[str]
+    ) -> Path | None:
+        """The file ``reference`` names, allowed to be read (a dependency of the buddy when
+        it is the project's); ``None`` when it is not found or not allowed (reported)."""
         file = self.find(context, reference)
         if file is None:
             context.error(
@@ -103,13 +122,45 @@ class DataFiles:
                 )
                 return None
             context.depends_on(file)
+        return file
+
+    def compiled(
+        self,
+        context: SectionContext,
+        reference: str,
+        where: YamlPath,
+        names: list[str],
+        read: Callable[[Document, Path], T | None],
+    ) -> T | None:
+        """What ``read`` makes of the file ``reference`` names (its document and where it
+        is: the file parsed and checked, :meth:`parse`), or ``None`` when the file has a
+        problem (reported, as by :meth:`load`, or by ``read``).
+
+        A result is kept for the next compile (:mod:`buddy.compile.memo`) by the file's
+        place and bytes: a file read before and unchanged is not parsed and checked again
+        (nor is what checks it imported). Only a file without problems is kept, so every
+        problem is still found by reading the file.
+        """
+        file = self.located(context, reference, where, names)
+        if file is None:
+            return None
+        content = read_file(file, str(file), MAX_FILE_BYTES)
+        key = None
+        if isinstance(content, bytes):
+            key = (str(file), str(file.resolve()), hashlib.sha256(content).hexdigest())
+            kept = recall(self.code, key)
+            if kept is not MISSING:
+                return kept  # type: ignore[no-any-return]
         doc = load_document(file, str(file))
         if isinstance(doc, Issue):
             if doc.code == "yaml-not-mapping":
                 doc = Issue.of_file(str(file), self.code, f"{self.a_noun} is a mapping")
             context.report(doc)
             return None
-        return file, doc
+        result = read(doc, file.resolve())
+        if result is not None and key is not None:
+            keep(self.code, key, result)
+        return result
 
     def parse(
         self,

@@ -10,7 +10,6 @@ from collections.abc import Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
 
-from buddy.compile.cache import MAX_FILE_BYTES
 from buddy.compile.project import read_file, searched
 from buddy.errors import Issue
 
@@ -27,6 +26,8 @@ def is_base(manifest: Path) -> bool:
     Read as the loader reads it (:func:`~buddy.compile.project.read_file`): a FIFO, device
     or over-large file is not opened or not read, and is no base — validating it says why.
     """
+    from buddy.manifest.yamlio import MAX_FILE_BYTES  # the loader's limit
+
     content = read_file(manifest, str(manifest), MAX_FILE_BYTES)
     if isinstance(content, Issue):
         return False
@@ -81,16 +82,17 @@ def validate(paths: Sequence[str], fmt: str, *, profile: str | None, model: str 
             return 2
         manifests.extend(found)
 
-    from buddy.compile.compiler import diagnose
+    from buddy.compile.compiler import batch, diagnose
 
     issues: list[Issue] = []
     warnings: list[Issue] = []
     invalid = 0
-    for manifest in manifests:
-        _, found_issues, found_warnings = diagnose(manifest, profile=profile, model=model)
-        invalid += bool(found_issues)
-        issues.extend(_relocated(i) for i in found_issues)
-        warnings.extend(_relocated(i) for i in found_warnings)
+    with batch():
+        for manifest in manifests:
+            _, found_issues, found_warnings = diagnose(manifest, profile=profile, model=model)
+            invalid += bool(found_issues)
+            issues.extend(_relocated(i) for i in found_issues)
+            warnings.extend(_relocated(i) for i in found_warnings)
 
     if fmt == "json":
         print(

@@ -12,14 +12,18 @@ compiled by :mod:`.tool_compiler` (``tools:``, ``hooks:``), :mod:`.persona_compi
 
 from __future__ import annotations
 
+import gc
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
 from buddy.compile.blueprint import Blueprint, ModelSpec
+from buddy.compile.memo import kept_checks
 from buddy.compile.model_rules import check_model
 from buddy.compile.persona_compiler import PersonaCompiler
 from buddy.compile.project import one_look, resolved
@@ -34,9 +38,13 @@ from buddy.manifest.yamlio import YamlPath, parse_document
 from buddy.models.base import Thinking
 from buddy.models.providers import PROVIDERS, infer_provider, split_ref
 
-__all__ = ["check", "diagnose", "load", "manifest_path"]
+__all__ = ["batch", "check", "diagnose", "load", "manifest_path"]
 
-_model_adapter: TypeAdapter[Any] = TypeAdapter(ModelRef)
+
+@cache
+def _model_adapter() -> TypeAdapter[Any]:
+    """``--model``'s validator, built on first use (most runs have no override)."""
+    return TypeAdapter(ModelRef)
 
 
 def manifest_path(path: str | os.PathLike[str]) -> Path:
@@ -83,7 +91,7 @@ def diagnose(
     A warning is something the buddy runs without (a setting its model's provider cannot
     take, see :mod:`buddy.compile.model_rules`); it never makes the manifest invalid.
     """
-    with one_look():
+    with one_look(), kept_checks(manifest_path(path)):
         source = read_manifest(manifest_path(path))
         manifest = source.manifest or source.partial
         if manifest is None or source.doc is None:
@@ -94,6 +102,31 @@ def diagnose(
         blueprint = compiler.run(profile, model)
     issues = _unique([*source.issues, *compiler.issues])
     return (blueprint if not issues else None), issues, _unique(compiler.warnings)
+
+
+@contextmanager
+def batch() -> Iterator[None]:
+    """Within it, buddies compiled one after another (``buddy validate`` of a folder) are
+    compiled as of one moment, and with less garbage collection.
+
+    - The folders every compile looks at (the project root, ``personas/``, ``plugins/``)
+      are resolved once for the batch, not once per buddy (:func:`one_look`): the files
+      are taken not to change while it runs, as for one command.
+    - Python's cyclic garbage collector took about a sixth of a compile: what is alive
+      when the batch starts (modules, models, caches) is moved out of its way
+      (:func:`gc.freeze`), and its youngest generation is collected every 10,000
+      allocations instead of 700. Garbage is still collected, less often; everything is
+      as before when the batch ends.
+    """
+    threshold = gc.get_threshold()
+    gc.freeze()
+    gc.set_threshold(max(threshold[0], 10_000), *threshold[1:])
+    try:
+        with one_look():
+            yield
+    finally:
+        gc.set_threshold(*threshold)
+        gc.unfreeze()
 
 
 def _unique(issues: Iterable[Issue]) -> list[Issue]:
@@ -165,7 +198,7 @@ class _Compiler(ToolCompiler, PersonaCompiler):
             ref = chosen.model
         if override is not None:
             try:
-                ref = _model_adapter.validate_python(override)
+                ref = _model_adapter().validate_python(override)
             except ValidationError as exc:
                 doc = parse_document("model: override\n", "<--model>")
                 doc.data = {"model": override}

@@ -46,13 +46,9 @@ class HandlerProblem:
 
 @cache
 def _entry_point_modules() -> tuple[str, ...]:
-    import importlib.metadata  # slow to import; only needed for non-`plugins.` references
+    from buddy.extend.entrypoints import entry_points  # only for non-`plugins.` references
 
-    return tuple(
-        sorted(
-            {e.value.split(":")[0] for e in importlib.metadata.entry_points(group="buddy.plugins")}
-        )
-    )
+    return tuple(sorted({value.split(":")[0] for _, value in entry_points("buddy.plugins")}))
 
 
 def _module_file(base: Path, parts: list[str]) -> Path | None:

@@ -103,14 +103,19 @@ def _pack_directories() -> tuple[Path, ...]:
 
     An entry point names a package; its directory is found without importing it.
     """
-    import importlib.metadata  # slow to import; needed only here
+    import importlib.util
+
+    from buddy.extend.entrypoints import entry_points
+
+    def listed(entry: tuple[str, str]) -> str:  # as importlib.metadata's EntryPoint prints
+        return f"EntryPoint(name={entry[0]!r}, value={entry[1]!r}, group='buddy.personas')"
 
     found: list[Path] = []
-    for entry in sorted(importlib.metadata.entry_points(group="buddy.personas"), key=str):
-        spec = importlib.util.find_spec(entry.value.split(":")[0].split(".")[0])
+    for _, value in sorted(entry_points("buddy.personas"), key=listed):
+        spec = importlib.util.find_spec(value.split(":")[0].split(".")[0])
         if spec is not None and spec.submodule_search_locations:
             base = Path(next(iter(spec.submodule_search_locations)))
-            rest = entry.value.split(":")[0].split(".")[1:]
+            rest = value.split(":")[0].split(".")[1:]
             found.append(base.joinpath(*rest))
     return tuple(found)
 

@@ -63,7 +63,11 @@ _ROOTS: ContextVar[dict[Path, Path] | None] = ContextVar("buddy_roots", default=
 def one_look() -> Iterator[None]:
     """Within it, :func:`resolved` follows the symlinks of each path once and
     :func:`find_project_root` looks for the root of each folder once: a compile asks for
-    the same few folders dozens of times."""
+    the same few folders dozens of times. Within another one, the outer one's look holds
+    (a batch of compiles, :func:`buddy.compile.compiler.batch`, shares one)."""
+    if _RESOLVED.get() is not None:
+        yield
+        return
     paths, roots = _RESOLVED.set({}), _ROOTS.set({})
     try:
         yield

@@ -26,7 +26,6 @@ import re
 import string
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
 from contextvars import ContextVar
 from functools import cache
 from pathlib import Path
@@ -40,6 +39,7 @@ from jinja2.sandbox import SandboxedEnvironment
 from jinja2.utils import generate_lorem_ipsum
 from jinja2.visitor import NodeTransformer
 
+from buddy.compile.memo import disk_caches, no_disk_cache
 from buddy.compile.project import not_regular, resolved, write_cache
 
 __all__ = [
@@ -178,22 +178,8 @@ def _code_version() -> str:
     return digest.hexdigest()[:16]
 
 
-_DISK_CACHE: ContextVar[bool] = ContextVar("buddy_template_disk_cache", default=True)
-
-
-@contextmanager
-def no_disk_cache() -> Iterator[None]:
-    """Within it, compiled templates are kept in memory only (``buddy.load(cache=False)``
-    writes nothing; ``BUDDY_NO_CACHE`` has the same effect everywhere)."""
-    token = _DISK_CACHE.set(False)
-    try:
-        yield
-    finally:
-        _DISK_CACHE.reset(token)
-
-
 def _on_disk() -> bool:
-    return _DISK_CACHE.get() and not os.environ.get("BUDDY_NO_CACHE")
+    return disk_caches()
 
 
 class _Budget:

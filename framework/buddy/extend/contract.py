@@ -127,7 +127,21 @@ class PlatformTool:
     def schema(self, context: ToolContext) -> dict[str, Any]:
         """The parameter schema for a buddy (a fresh copy)."""
         value = self.parameters(context) if callable(self.parameters) else self.parameters
-        return copy.deepcopy(dict(value))
+        copied: dict[str, Any] = _copied(dict(value))
+        return copied
+
+
+def _copied(value: Any) -> Any:
+    """A deep copy of a JSON Schema: plain data copied by hand (several times faster than
+    :func:`copy.deepcopy`, and a compile copies every listed platform tool's schema),
+    anything else by :func:`copy.deepcopy`."""
+    if isinstance(value, dict):
+        return {key: _copied(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_copied(item) for item in value]
+    if value is None or isinstance(value, str | int | float):  # bool is an int
+        return value
+    return copy.deepcopy(value)
 
 
 @dataclass(frozen=True, slots=True)

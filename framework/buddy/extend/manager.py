@@ -157,10 +157,9 @@ def register_module(
 
 
 def _entry_points() -> Iterator[tuple[str, str]]:
-    from importlib.metadata import entry_points
+    from buddy.extend.entrypoints import entry_points
 
-    for point in entry_points(group=ENTRY_POINT_GROUP):
-        yield point.name, point.value
+    yield from entry_points(ENTRY_POINT_GROUP)
 
 
 @cache

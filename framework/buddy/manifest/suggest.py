@@ -1,8 +1,10 @@
-"""Did-you-mean hints: the choice a misspelt or half-written name most likely meant."""
+"""Did-you-mean hints: the choice a misspelt or half-written name most likely meant.
+
+:mod:`difflib` is imported on the first hint that needs it: a valid manifest needs none.
+"""
 
 from __future__ import annotations
 
-import difflib
 import re
 
 __all__ = ["choices", "closest", "did_you_mean"]
@@ -39,6 +41,8 @@ def closest(word: str, choices: list[str] | tuple[str, ...]) -> str | None:
         around = [c for c, f in options if folded in f]
         if around:
             return min(around, key=len)
+    import difflib
+
     best: tuple[float, str] | None = None
     for choice, fold in options:
         score = difflib.SequenceMatcher(None, folded, fold).ratio()
@@ -65,6 +69,8 @@ def _rest_ratio(word: str, choice: str) -> float:
     if namespace is None:
         return 1.0
     cut = namespace.end()
+    import difflib
+
     return difflib.SequenceMatcher(None, word[cut:], choice[cut:]).ratio()
 
 

@@ -12,6 +12,7 @@ from typing import Annotated, Any, ClassVar, Literal, Union
 from pydantic import AfterValidator, Discriminator, Field, Tag
 from pydantic_core import PydanticCustomError
 
+from buddy.compile.memo import MISSING, keep, recall
 from buddy.extend import registry
 from buddy.manifest.fields import HANDLER_PATTERN, TOOL_NAME_PATTERN, Strict
 from buddy.manifest.suggest import choices
@@ -84,15 +85,22 @@ Description = Annotated[str, Field(min_length=1, max_length=1024)]
 def schema_problem(canonical: str) -> tuple[tuple[str | int, ...], str] | None:
     """Where and why a JSON Schema (given as canonical JSON text) is invalid, or ``None``.
 
-    Cached: the same parameter and record schemas recur across many buddies.
+    Cached: the same parameter and record schemas recur across many buddies; and kept
+    for the next compile of the manifest (:mod:`buddy.compile.memo`), which then need
+    not import jsonschema for the schemas it has checked before.
     """
+    kept = recall("schema", canonical)
+    if kept is not MISSING:
+        return kept  # type: ignore[no-any-return]
     import jsonschema  # only needed when a manifest has schemas to check
 
+    found: tuple[tuple[str | int, ...], str] | None = None
     try:
         jsonschema.Draft202012Validator.check_schema(json.loads(canonical))
     except jsonschema.SchemaError as exc:
-        return tuple(exc.path), exc.message
-    return None
+        found = tuple(exc.path), exc.message
+    keep("schema", canonical, found)
+    return found
 
 
 def canonical_json(value: Any) -> str:

@@ -182,6 +182,11 @@ _resolver(
          (?:\.[0-9]*)?(?:[ \t]*(?:Z|[-+][0-9]{1,2}(?::[0-9]{2})?))?)$""",
     "0123456789",
 )
+# The first characters a plain scalar other than a string can start with: any other plain
+# scalar, and every quoted one, is a string without asking the resolver (what it would
+# answer; most scalars of a manifest are such texts and names).
+_NOT_ONLY_TEXT = frozenset(first for first in _Resolver.yaml_implicit_resolvers if first)
+assert None not in _Resolver.yaml_implicit_resolvers and not _Resolver.yaml_path_resolvers
 
 
 class _Anchored:
@@ -253,7 +258,9 @@ class Builder:
         if kind is ScalarEvent:
             tag = event.tag
             if tag is None or tag == "!":
-                tag = self.resolve(ScalarNode, event.value, event.implicit)
+                value, implicit = event.value, event.implicit
+                text = not implicit[0] or (value != "" and value[0] not in _NOT_ONLY_TEXT)
+                tag = _STR if text else self.resolve(ScalarNode, value, implicit)
             self._check_tag(tag, event.start_mark)
             data = self._scalar(tag, event, path)
         elif kind is SequenceStartEvent:
@@ -344,7 +351,9 @@ class Builder:
                 self.built += 1
                 tag = key_event.tag
                 if tag is None or tag == "!":
-                    tag = self.resolve(ScalarNode, key_event.value, key_event.implicit)
+                    value, implicit = key_event.value, key_event.implicit
+                    text = not implicit[0] or (value != "" and value[0] not in _NOT_ONLY_TEXT)
+                    tag = _STR if text else self.resolve(ScalarNode, value, implicit)
                 if tag not in _PLAIN_TAGS:
                     raise self.fail(
                         key_event.start_mark, "yaml-tag", f"the tag {tag!r} is not allowed"

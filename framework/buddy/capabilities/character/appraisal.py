@@ -23,6 +23,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from buddy.capabilities.character.limits import APPRAISAL_NAME_PATTERN
 from buddy.capabilities.memory.patterns import expanded, pattern_problem
 from buddy.capabilities.memory.relations import PATTERN_CHARS, WordLists, words_problem
 from buddy.manifest.schema import Strict
@@ -37,7 +38,6 @@ __all__ = [
     "appraisal_problems",
 ]
 
-APPRAISAL_NAME_PATTERN = r"^[a-z][a-z0-9_]{0,31}$"
 #: The kinds of a message's appraisal (:class:`buddy.capabilities.character.state.Appraisal`).
 KINDS = ("offence", "apology", "care", "explained")
 #: Patterns of one kind, at most.

@@ -15,17 +15,12 @@ templates' and are not looked at.
 from __future__ import annotations
 
 import re
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from buddy.capabilities.character.appraisal import (
-    APPRAISAL_NAME_PATTERN,
-    KINDS,
-    AppraisalFile,
-    appraisal_problems,
-)
-from buddy.capabilities.character.compiled import AppraisalPatterns, AppraisalRule, CharacterSpec
 from buddy.capabilities.character.limits import (
+    APPRAISAL_NAME_PATTERN,
     FLAGS,
     INTENSITIES,
     NUMBERS,
@@ -35,7 +30,6 @@ from buddy.capabilities.character.limits import (
 )
 from buddy.capabilities.character.manifest import CharacterSettings
 from buddy.capabilities.datafiles import DataFiles
-from buddy.capabilities.memory.patterns import expanded
 from buddy.compile.project import not_regular
 from buddy.errors import Issue
 from buddy.manifest.locate import issue_at
@@ -43,6 +37,7 @@ from buddy.manifest.schema import did_you_mean, duration_seconds
 from buddy.manifest.yamlio import Document, YamlPath, load_document
 
 if TYPE_CHECKING:
+    from buddy.capabilities.character.compiled import AppraisalPatterns, CharacterSpec
     from buddy.extend import SectionContext
 
 __all__ = ["SHIPPED_APPRAISALS", "compile_character", "parameter_problem", "shipped_appraisals"]
@@ -74,6 +69,8 @@ def compile_character(context: SectionContext) -> CharacterSpec | None:
     value = context.value
     if value is None:
         return None
+    from buddy.capabilities.character.compiled import CharacterSpec
+
     settings = (
         value
         if isinstance(value, CharacterSettings)
@@ -157,10 +154,16 @@ def _appraisal(
         {*shipped_appraisals()}
         | {p.stem for d in context.search_path() for p in (d / "appraisals").glob("*.yaml")}
     )
-    found = APPRAISAL_FILES.load(context, reference, where, names)
-    if found is None:
-        return None
-    file, doc = found
+    return APPRAISAL_FILES.compiled(context, reference, where, names, partial(_read, context))
+
+
+def _read(context: SectionContext, doc: Document, file: Path) -> AppraisalPatterns | None:
+    """The appraisal file ``doc`` (at ``file``) checked (``None``: it has problems,
+    reported), imported here: a file kept from the last compile needs none of it."""
+    from buddy.capabilities.character.appraisal import KINDS, AppraisalFile, appraisal_problems
+    from buddy.capabilities.character.compiled import AppraisalPatterns, AppraisalRule
+    from buddy.capabilities.memory.patterns import expanded
+
     parsed = APPRAISAL_FILES.parse(context, doc, AppraisalFile, appraisal_problems)
     if parsed is None:
         return None
@@ -176,7 +179,7 @@ def _appraisal(
         for p in getattr(parsed, kind).patterns
     )
     unless = {kind: frozenset(getattr(parsed, kind).unless) for kind in KINDS}
-    return AppraisalPatterns(parsed.appraisal, rules, unless, file.resolve())
+    return AppraisalPatterns(parsed.appraisal, rules, unless, file)
 
 
 def _at(doc: Document, path: YamlPath, message: str, hint: str) -> Issue:

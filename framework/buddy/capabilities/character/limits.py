@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
+    "APPRAISAL_NAME_PATTERN",
     "FLAGS",
     "INTENSITIES",
     "INTENSITY_DEFAULT",
@@ -67,6 +68,8 @@ QUARREL_ANGER = 0.5
 #: ``speak_first``: how long a quarrel stays unresolved before the buddy reaches out
 #: (seconds: default 6 h, 30 min to 7 days).
 RECONCILE_SECONDS = (6 * 3600, 1800, 7 * 86400)
+#: An appraisal file's name (its `appraisal:`, and a bare name in `character.appraisal`).
+APPRAISAL_NAME_PATTERN = r"^[a-z][a-z0-9_]{0,31}$"
 
 
 def parameter_names() -> tuple[str, ...]:

@@ -8,10 +8,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from buddy.capabilities.lore.compiled import Lore, LoreBook, LoreEntry
 from buddy.capabilities.lore.limits import ENTRIES_MAX
 from buddy.capabilities.lore.manifest import LoreBookFile, LoreEntryFile
-from buddy.capabilities.memory.patterns import pattern_problem
 from buddy.compile.project import searched
 from buddy.errors import Issue
 from buddy.manifest.document import Document
@@ -19,6 +17,7 @@ from buddy.manifest.locate import issue_at, validated
 from buddy.manifest.yamlio import load_document
 
 if TYPE_CHECKING:
+    from buddy.capabilities.lore.compiled import Lore, LoreBook, LoreEntry
     from buddy.extend import SectionContext
 
 __all__ = ["compile_lore"]
@@ -28,6 +27,8 @@ def compile_lore(context: SectionContext) -> Lore | None:
     """The lore, or ``None`` when the manifest has no ``lore:``."""
     if context.value is None:
         return None
+    from buddy.capabilities.lore.compiled import Lore  # only for a buddy with lore
+
     folder = context.folder()
     if folder is None:
         return None
@@ -73,6 +74,8 @@ def _read(context: SectionContext, file: Path) -> tuple[LoreBookFile, LoreBook] 
         context.report(issue)
     if problems:
         return None
+    from buddy.capabilities.lore.compiled import LoreBook
+
     name = file.stem
     settings = LoreBook(
         name=name,
@@ -96,6 +99,8 @@ def _read(context: SectionContext, file: Path) -> tuple[LoreBookFile, LoreBook] 
 def _problems(doc: Document, book: LoreBookFile) -> Iterator[Issue]:
     """What the models cannot see: names twice, entries that can never trigger, patterns
     that do not compile or surely backtrack."""
+    from buddy.capabilities.memory.patterns import pattern_problem
+
     names: dict[str, int] = {}
     for index, entry in enumerate(book.entries):
         where = ("entries", index)
@@ -134,6 +139,8 @@ def _problems(doc: Document, book: LoreBookFile) -> Iterator[Issue]:
 
 def _entry(book: LoreBook, e: LoreEntryFile) -> LoreEntry:
     """``e`` as the runtime holds it, its ``null`` fields the book's."""
+    from buddy.capabilities.lore.compiled import LoreEntry
+
     return LoreEntry(
         book=book.name,
         name=e.name,

@@ -13,18 +13,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from buddy.capabilities.datafiles import DataFiles
-from buddy.capabilities.memory.compiled import AutoMemory, RelationSpec, SlotSpec, SpecPattern
-from buddy.capabilities.memory.manifest import MemorySection
-from buddy.capabilities.memory.patterns import expanded
-from buddy.capabilities.memory.relations import (
-    RELATION_NAME_PATTERN,
-    RelationFile,
-    relation_problems,
-)
+from buddy.capabilities.memory.limits import RELATION_NAME_PATTERN
 from buddy.manifest.schema import duration_seconds
 
 if TYPE_CHECKING:
+    from buddy.capabilities.memory.compiled import AutoMemory, RelationSpec
+    from buddy.capabilities.memory.manifest import MemorySection
+    from buddy.capabilities.memory.relations import RelationFile
     from buddy.extend import SectionContext
+    from buddy.manifest.document import Document
 
 __all__ = ["SHIPPED", "compile_memory", "shipped_names"]
 
@@ -52,6 +49,8 @@ def compile_memory(context: SectionContext) -> AutoMemory | None:
     section: MemorySection | None = context.value
     if section is None:
         return None
+    from buddy.capabilities.memory.compiled import AutoMemory
+
     relations: list[RelationSpec] = []
     seen: dict[str, int] = {}
     for index, reference in enumerate(section.relations):
@@ -102,17 +101,21 @@ def compile_memory(context: SectionContext) -> AutoMemory | None:
 
 
 def _relation(context: SectionContext, index: int, reference: str) -> RelationSpec | None:
-    found = RELATION_FILES.load(context, reference, ("relations", index), shipped_names())
-    if found is None:
-        return None
-    file, doc = found
-    parsed = RELATION_FILES.parse(context, doc, RelationFile, relation_problems)
-    if parsed is None:
-        return None
-    return _compiled(parsed, file.resolve())
+    def read(doc: Document, file: Path) -> RelationSpec | None:
+        # Imported here: a spec kept from the last compile needs neither (nor `regex`).
+        from buddy.capabilities.memory.relations import RelationFile, relation_problems
+
+        parsed = RELATION_FILES.parse(context, doc, RelationFile, relation_problems)
+        return None if parsed is None else _compiled(parsed, file)
+
+    where = ("relations", index)
+    return RELATION_FILES.compiled(context, reference, where, shipped_names(), read)
 
 
 def _compiled(spec: RelationFile, file: Path) -> RelationSpec:
+    from buddy.capabilities.memory.compiled import RelationSpec, SlotSpec, SpecPattern
+    from buddy.capabilities.memory.patterns import expanded
+
     key = spec.key if spec.key is not None else [n for n, s in spec.slots.items() if s.required]
     slots = tuple(
         SlotSpec(

@@ -26,6 +26,7 @@ __all__ = [
     "MEMORY_TEXT_BYTES",
     "MEMORY_TOTAL_BYTES",
     "RELATIONS_MAX",
+    "RELATION_NAME_PATTERN",
     "RISK_TIERS",
     "SHARE_BYTES",
     "SHARE_ENTRIES",
@@ -46,6 +47,8 @@ MEMORY_BATCH_ITEMS = MEMORY_ENTRIES_MAX
 # Automatic memory (`memory:` in buddy.yaml): each bound is (default, least, most).
 #: Relation specs one buddy may declare.
 RELATIONS_MAX = 16
+#: A relation's name (a spec's `relation:`, and a bare name in `relations:`).
+RELATION_NAME_PATTERN = r"^[a-z][a-z0-9_]{0,31}$"
 #: The person card the model reads every turn (characters).
 CARD_CHARS = (600, 100, 4000)
 #: Everything the companion layer adds to one system prompt (characters).

@@ -22,6 +22,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field
 
+from buddy.capabilities.memory.limits import RELATION_NAME_PATTERN
 from buddy.capabilities.memory.patterns import (
     WORD_LIST_PATTERN,
     compiled,
@@ -54,7 +55,6 @@ __all__ = [
     "words_problem",
 ]
 
-RELATION_NAME_PATTERN = r"^[a-z][a-z0-9_]{0,31}$"
 SLOT_NAME_PATTERN = r"^[a-z][a-z0-9_]{0,31}$"
 #: Slots of one relation: a fact is a short record, not a document.
 SLOTS_MAX = 8
