@@ -30,6 +30,44 @@ persona:
 Write = Callable[..., Path]
 
 
+# ---------------------------------------------------------------- how the suite runs
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    """The suite runs on one pytest-xdist worker per core unless told otherwise: ``-n N``
+    picks the number of workers, ``-n0`` (or ``-p no:xdist``) runs it in this process, as
+    for a debugger.
+
+    Each worker starts on a contiguous share of the tests (a module's fixtures are mostly
+    set up once) and takes half of a busier one's remaining tests when it runs out
+    (``--dist worksteal``). Not ``loadscope``, ``loadfile`` or ``loadgroup``: they key tests
+    by node id, and schemathesis gives all of a test's operations one node id, so they
+    would run one operation per test (tests/platform/test_openapi_fuzz.py)."""
+    if not config.pluginmanager.hasplugin("xdist") or hasattr(config, "workerinput"):
+        return  # no xdist, or a worker (which runs its tests itself)
+    option = config.option
+    if option.numprocesses is None and not option.tx:
+        option.numprocesses = "auto"
+    if option.numprocesses != 0 and option.dist == "no":
+        option.dist = "worksteal"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if sys.flags.dont_write_bytecode and not hasattr(config, "workerinput"):
+        _compile_buddy()
+
+
+def _compile_buddy() -> None:
+    """Where Python writes no bytecode (``PYTHONDONTWRITEBYTECODE``, as on CI), each of the
+    suite's hundreds of `buddy` and `python -m buddy` processes compiled buddy's modules
+    anew, a quarter of a second apiece: compile them once, into the ``__pycache__``
+    folders git ignores, for those processes to read (they still write nothing)."""
+    import compileall
+
+    compileall.compile_dir(REPO / "framework" / "buddy", quiet=1)
+
+
 @pytest.fixture
 def anyio_backend() -> str:
     """Async tests run on asyncio (the runtime and the platform are asyncio code)."""
