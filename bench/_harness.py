@@ -28,6 +28,7 @@ __all__ = [
     "current_rss_mb",
     "emit",
     "finish_w1",
+    "machine_cpu_s",
     "main_w2",
     "main_w3",
     "peak_rss_mb",
@@ -206,3 +207,14 @@ def finish_w1(
         record["build_s"] = round(built_s, 4)
     record["peak_rss_mb"] = round(peak_rss_mb(), 1)
     emit(record)
+
+
+def machine_cpu_s() -> tuple[float, float]:
+    """CPU seconds the whole machine spent busy and in all, over all its cores, since boot
+    (``/proc/stat``): what other processes took of the cores during a timed window."""
+    with open("/proc/stat") as f:
+        fields = [int(v) for v in f.readline().split()[1:]]
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
+    total = sum(fields[:8])  # guest time is counted in user already
+    tick = os.sysconf("SC_CLK_TCK")
+    return (total - idle) / tick, total / tick

@@ -22,6 +22,7 @@ import websockets
 
 from buddy.errors import PlatformError, SupersededError
 from buddy.platform.api import API_ROOT, Json, PlatformClient
+from buddy.platform.http11 import Answer, Http11Pool
 from buddy.platform.protocol.events import SUPERSEDED_CLOSE_CODE, Event
 
 __all__ = ["Backoff", "HttpPlatformClient", "PlatformClient", "refusal"]
@@ -52,7 +53,8 @@ class Backoff:
 
 
 class HttpPlatformClient(PlatformClient):
-    """The buddy platform protocol over HTTP (httpx) and a websocket gateway (websockets).
+    """The buddy platform protocol over HTTP (:class:`~buddy.platform.http11.Http11Pool`,
+    or httpx) and a websocket gateway (websockets).
 
     Args:
         base_url: The platform, e.g. ``http://127.0.0.1:8700``.
@@ -96,19 +98,25 @@ class HttpPlatformClient(PlatformClient):
         self._gateway = gateway or _websocket
         self._root = f"{self.base_url}{API_ROOT}"
         self.token = token
-        self._http = http or httpx.AsyncClient(
-            base_url=self.base_url,
-            timeout=httpx.Timeout(timeout, pool=pool_timeout),
-            # Every connection may stay open between requests: a burst of conversations
-            # otherwise closes and reopens most of them on each request.
-            limits=httpx.Limits(max_connections=connections, max_keepalive_connections=connections),
-        )
         self._own_http = http is None
+        # The requests of the client made here go through Http11Pool (httpx's machinery
+        # per request was most of a served turn's CPU, see buddy.platform.http11), unless a
+        # proxy is configured, which httpx honours; httpx carries what the pool does not.
+        self._lean = (
+            Http11Pool(self.base_url, timeout=timeout, keep=connections)
+            if http is None and not _proxied()
+            else None
+        )
+        self._httpx = http
+        self._timeout = timeout
+        self._connections = connections
+        self._pool_timeout = pool_timeout
+        if http is None and self._lean is None:  # made now, as before: it reads the proxy
+            self._httpx = self._made_http()
         # Requests wait for a connection here rather than inside httpx: httpcore's pool
         # looks at every queued request on each of its operations, so thousands of requests
         # queued there cost quadratic CPU (most of a C=2000 run's time, profiled).
         self._slots = asyncio.Semaphore(connections)
-        self._pool_timeout = pool_timeout
         self.backoff = backoff or Backoff()
         # Event id → whether it was acknowledged; the ids not yet acknowledged are the
         # ones being processed here.
@@ -136,20 +144,28 @@ class HttpPlatformClient(PlatformClient):
         headers = {"Authorization": f"Bearer {self.token}"}
         if cid is not None:
             headers["X-Conversation-Id"] = cid
-        try:
-            async with asyncio.timeout(self._pool_timeout):
-                await self._slots.acquire()
-        except TimeoutError as exc:
-            raise PlatformError(
-                0, f"no free connection to the platform within {self._pool_timeout:g}s"
-            ) from exc
+        if self._pool_timeout is None or not self._slots.locked():
+            await self._slots.acquire()  # no wait to bound
+        else:
+            try:
+                async with asyncio.timeout(self._pool_timeout):
+                    await self._slots.acquire()
+            except TimeoutError as exc:
+                raise PlatformError(
+                    0, f"no free connection to the platform within {self._pool_timeout:g}s"
+                ) from exc
         content: bytes | None = None
         if body is not None:
             headers["Content-Type"] = "application/json"
             content = _encode(body)
+        response: httpx.Response | Answer
         try:
             url = f"{self._root}/{path}" if path else self._root
-            response = await self._send(method, url, headers, content, params)
+            lean = self._lean
+            if lean is not None and all(_plain(value) for value in headers.values()):
+                response = await lean.request(method, url, headers, content, params)
+            else:  # httpx refuses (or encodes) such a header value as it always did
+                response = await self._send(method, url, headers, content, params)
         except httpx.TimeoutException as exc:
             raise PlatformError(
                 0, f"the platform did not answer in time ({type(exc).__name__})"
@@ -166,11 +182,11 @@ class HttpPlatformClient(PlatformClient):
         if response.status_code == 404 and missing_ok:
             return None
         if response.status_code >= 400:
-            raise refusal(response)
+            raise refusal(response if isinstance(response, httpx.Response) else response.response())
         if response.status_code == 204 or not response.content:
             return None
         try:
-            return response.json()
+            return json.loads(response.content)  # what httpx.Response.json() does
         except ValueError as exc:
             raise PlatformError(
                 response.status_code, "the platform answered with invalid JSON"
@@ -184,10 +200,27 @@ class HttpPlatformClient(PlatformClient):
         content: bytes | None,
         params: Mapping[str, Any] | None,
     ) -> httpx.Response:
-        """One HTTP exchange with the platform (a subclass may carry it otherwise: the
-        in-process platform hands it to its app directly)."""
+        """One HTTP exchange with the platform through httpx (a subclass may carry it
+        otherwise: the in-process platform hands it to its app directly)."""
         return await self._http.request(
             method, url, headers=headers, content=content, params=params
+        )
+
+    @property
+    def _http(self) -> httpx.AsyncClient:
+        """The httpx client: the caller's, or one made on first use."""
+        if self._httpx is None:
+            self._httpx = self._made_http()
+        return self._httpx
+
+    def _made_http(self) -> httpx.AsyncClient:
+        connections = self._connections
+        return httpx.AsyncClient(
+            base_url=self.base_url,
+            timeout=httpx.Timeout(self._timeout, pool=self._pool_timeout),
+            # Every connection may stay open between requests: a burst of conversations
+            # otherwise closes and reopens most of them on each request.
+            limits=httpx.Limits(max_connections=connections, max_keepalive_connections=connections),
         )
 
     # ------------------------------------------------------------ gateway
@@ -324,8 +357,10 @@ class HttpPlatformClient(PlatformClient):
         if self._socket is not None:
             with contextlib.suppress(Exception):
                 await self._socket.close()
-        if self._own_http:
-            await self._http.aclose()
+        if self._lean is not None:
+            await self._lean.aclose()
+        if self._own_http and self._httpx is not None:
+            await self._httpx.aclose()
 
 
 #: Opens a gateway connection: ``(url, headers) -> async context manager`` of it.
@@ -336,6 +371,18 @@ def _websocket(url: str, headers: Mapping[str, str]) -> AbstractAsyncContextMana
     return websockets.connect(
         url, additional_headers=dict(headers), open_timeout=10, max_size=8 * 1024 * 1024
     )
+
+
+def _proxied() -> bool:
+    """Whether the environment configures a proxy (``HTTP_PROXY`` …), as httpx reads it."""
+    from urllib.request import getproxies
+
+    return any(scheme in getproxies() for scheme in ("http", "https", "all"))
+
+
+def _plain(value: str) -> bool:
+    """A header value that goes on the wire as it is: printable ASCII, no outer spaces."""
+    return value.isascii() and value.isprintable() and value == value.strip()
 
 
 def _encode(body: Mapping[str, Any]) -> bytes:
