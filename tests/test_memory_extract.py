@@ -316,6 +316,9 @@ def test_debts_are_proposed_by_pattern(
         "我欠你十几块",  # an estimate
         "我欠你一个人情",  # an idiom
         "我欠你一百万哈哈，开玩笑的",  # a joke
+        "欠你一万块 这辈子都还不上",  # a joke: never to be repaid
+        "你欠我一个生日祝福",  # an abstract thing owed
+        "我欠你俩",  # 俩 of nothing: no money
     ],
 )
 def test_no_debt_from_a_hard_negative(memory: AutoMemory, text: str) -> None:
@@ -372,7 +375,13 @@ def test_a_later_clause_amends_an_earlier_fact(
         ),
         ("我忌口海鲜", [("allergy", {"subject": "user", "item": "海鲜", "kind": "忌口"})]),
         ("我不吃猪肉", [("preference", {"subject": "user", "object": "猪肉", "stance": "不喜欢"})]),
-        ("痛风了，牛肉羊肉都不能碰", []),  # two things said as one is no item
+        (
+            "痛风了，牛肉羊肉都不能碰",  # a list: one fact per item
+            [
+                ("allergy", {"subject": "user", "item": "牛肉", "kind": "忌口"}),
+                ("allergy", {"subject": "user", "item": "羊肉", "kind": "忌口"}),
+            ],
+        ),
     ],
 )
 def test_a_reason_said_anywhere_makes_not_eating_a_dietary_rule(
@@ -454,4 +463,51 @@ def test_a_goal_keeps_its_deadline_apart(memory: AutoMemory, text: str, taken: l
     ],
 )
 def test_a_value_has_its_bounds(memory: AutoMemory, text: str, taken: list[Any]) -> None:
+    assert _taken(memory, text) == taken
+
+
+@pytest.mark.parametrize(
+    ("text", "slots"),
+    [
+        # a balance stated and partly repaid in one message: the repayment is kept
+        ("欠你的三顿饭 今天还一顿", {**DEBT_USER, "item": "饭", "quantity": -1, "unit": "顿"}),
+        ("我欠你两杯咖啡，今天还一杯", {**DEBT_USER, "item": "咖啡", "quantity": -1, "unit": "杯"}),
+        ("欠你的一千块还你三百", {**DEBT_USER, "item": "钱", "quantity": -300, "unit": "块"}),
+        # a correction: the clause taken back gives nothing, the corrected one is read
+        (
+            "我欠你一万个赞，不对，是欠你二十块",
+            {**DEBT_USER, "item": "钱", "quantity": 20, "unit": "块"},
+        ),
+    ],
+)
+def test_one_debt_per_message_when_it_is_repaid_or_corrected(
+    memory: AutoMemory, text: str, slots: dict[str, Any]
+) -> None:
+    assert _taken(memory, text) == [("debt", slots)]
+
+
+def test_a_repayment_of_nothing_stated_takes_nothing(memory: AutoMemory) -> None:
+    assert _taken(memory, "今天还一顿") == []
+    # someone else's balance is not the user's to repay
+    assert _taken(memory, "你欠我三顿饭，今天还一顿") == [
+        ("debt", {"debtor": "buddy", "creditor": "user", "item": "饭", "quantity": 3, "unit": "顿"})
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "taken"),
+    [
+        ("不能吃海鲜因为痛风", [("allergy", {"subject": "user", "item": "海鲜", "kind": "忌口"})]),
+        ("我叫马丽丽 丽丽就好", [("nickname", {"subject": "user", "value": "丽丽"})]),
+        ("管我叫阿宝就得了", [("nickname", {"subject": "user", "value": "阿宝"})]),
+        ("叫我Dr.Wang就行", [("nickname", {"subject": "user", "value": "Dr.Wang"})]),
+        ("喜欢个屁", []),
+        ("糖尿病 不能吃甜的", [("allergy", {"subject": "user", "item": "甜", "kind": "忌口"})]),
+        (
+            "高血压 医生说我不能吃太咸的",
+            [("allergy", {"subject": "user", "item": "咸", "kind": "忌口"})],
+        ),
+    ],
+)
+def test_the_classes_blind4_showed(memory: AutoMemory, text: str, taken: list[Any]) -> None:
     assert _taken(memory, text) == taken

@@ -29,9 +29,20 @@ DEV = CORPUS / "messages.yaml"
 HELD_OUT = CORPUS / "blind.yaml"
 #: The second blind set: first measured unseen, then tuned against (a development held-out).
 HELD_OUT_2 = CORPUS / "blind2.yaml"
-#: The held-out set: written blind after the patterns' last change, and not tuned against.
-BLIND = CORPUS / "blind3.yaml"
-ALL = (DEV, CORPUS / "blind.yaml", CORPUS / "blind2.yaml", CORPUS / "blind3.yaml")
+#: The third blind set: first measured unseen at relations 0.87/0.42 (precision/recall),
+#: appraisal 1.00/0.47, then tuned against (a development held-out too).
+HELD_OUT_3 = CORPUS / "blind3.yaml"
+#: The fourth blind set: first measured unseen at relations 0.89/0.68 (appraisal 0.94/0.80,
+#: 4 R2/R3 facts from hard negatives), then tuned against (a development held-out too).
+HELD_OUT_4 = CORPUS / "blind4.yaml"
+#: The blind sets tuned against, in the order they were written.
+TUNED = (HELD_OUT, HELD_OUT_2, HELD_OUT_3, HELD_OUT_4)
+#: The held-out set: written blind after the patterns' last change, and not tuned against;
+#: first measured (unseen) at relations 0.94/0.74, appraisal 0.96/0.62, with 2 R2/R3 facts
+#: from hard negatives (KNOWN_RISKY) — docs/companion.md shows it. A sixth set written
+#: blind replaces it here when it has been tuned against.
+BLIND: Path | None = CORPUS / "blind5.yaml"
+ALL = (DEV, *TUNED, *((BLIND,) if BLIND is not None else ()))
 COMPANION_MD = (REPO / "docs" / "companion.md").read_text(encoding="utf-8")
 #: What a hard negative may be labelled as.
 HARD = {
@@ -89,9 +100,16 @@ def test_the_corpus_is_big_enough_and_the_held_out_set_is_unseen() -> None:
     assert not second & {m.say for m in held}
     # written blind, two short messages happen to be in the corpus too
     assert second & {m.say for m in dev} == {"闭嘴吧你", "抱歉抱歉，刚才手滑发错了"}
-    third = [m.say for m in _labelled(BLIND).messages]
+    third = [m.say for m in _labelled(HELD_OUT_3).messages]
     assert len(set(third)) == len(third)
     assert not set(third) & ({m.say for m in dev} | {m.say for m in held} | second)
+    fourth = [m.say for m in _labelled(HELD_OUT_4).messages]
+    assert len(set(fourth)) == len(fourth)
+    assert not set(fourth) & ({m.say for m in dev} | {m.say for m in held} | second | set(third))
+    if BLIND is not None:  # unseen: none of its messages is in another set
+        blind = [m.say for m in _labelled(BLIND).messages]
+        assert len(set(blind)) == len(blind)
+        assert not set(blind) & {m.say for p in ALL if p != BLIND for m in _labelled(p).messages}
 
 
 def _show(measured: Measured, name: str, record_property: Callable[[str, object], None]) -> None:
@@ -125,33 +143,47 @@ def test_no_r2_or_r3_fact_comes_from_a_hard_negative(measured: dict[str, Measure
     assert measured[DEV.name].hard_risky == []
 
 
-#: The floors of the development held-outs: their figures as last measured, rounded down.
-#: The held-out set's: its figures when first measured, rounded down — a floor, not a
-#: target (tuning against it would make it one more development set).
+#: The floors (precision, recall) of the development held-outs: their figures as last
+#: measured, less a small margin.
 FLOORS = {
-    HELD_OUT.name: {"relations": (1.0, 0.6), "appraisal": (1.0, 0.8)},
-    HELD_OUT_2.name: {"relations": (0.9, 0.5), "appraisal": (0.9, 0.5)},
-    BLIND.name: {"relations": (0.8, 0.4), "appraisal": (1.0, 0.4)},
+    HELD_OUT.name: {"relations": (0.97, 0.75), "appraisal": (0.97, 0.95)},
+    HELD_OUT_2.name: {"relations": (0.96, 0.77), "appraisal": (0.95, 0.7)},
+    HELD_OUT_3.name: {"relations": (0.96, 0.75), "appraisal": (0.97, 0.8)},
+    HELD_OUT_4.name: {"relations": (0.96, 0.76), "appraisal": (0.97, 0.77)},
+    "blind5.yaml": {"relations": (0.92, 0.72), "appraisal": (0.94, 0.6)},
 }
+#: The R2/R3 facts the held-out set's first reading kept from its hard negatives (both owed
+#: things that are figures of speech): listed so that a new one fails here and a fixed one
+#: is struck off. Every other set keeps none.
+KNOWN_RISKY = {
+    "blind5.yaml": ["欠你一个晚安 晚安🌙", "你欠我一个男朋友 哈哈哈 说好给我介绍的"],
+}
+#: The held-out set's floor until its own first reading is written into FLOORS: what the
+#: blind sets read when first measured (relations 0.82–0.89 precision, 0.39–0.68 recall;
+#: appraisal 0.94–1.00, 0.47–0.80), rounded down — a floor, not a target (tuning against
+#: it would make it one more development set).
+FIRST_READING = {"relations": (0.8, 0.35), "appraisal": (0.9, 0.4)}
 
 
-@pytest.mark.parametrize("path", [HELD_OUT, HELD_OUT_2, BLIND], ids=lambda p: p.name)
+@pytest.mark.parametrize(
+    "path", [*TUNED, *((BLIND,) if BLIND is not None else ())], ids=lambda p: p.name
+)
 def test_on_unseen_messages_the_figures_hold_up(
     path: Path, measured: dict[str, Measured], record_property: Callable[[str, object], None]
 ) -> None:
     """Each set was written blind; since issue 22's eighth item its misses are fixed with
-    general rules only (blind.yaml first, then blind2.yaml; a new blind set replaces them as
-    held out): their figures are floors to watch (as last measured, rounded down to one
-    decimal), not targets — docs/companion.md shows them. No R2/R3 fact from their hard
+    general rules only (blind.yaml first, then blind2.yaml, blind3.yaml and blind4.yaml; a new blind set
+    replaces them as held out): their figures are floors to watch (as last measured, less a
+    small margin), not targets — docs/companion.md shows them. No R2/R3 fact from their hard
     negatives, as on the corpus."""
     held = measured[path.name]
     _show(held, path.name, record_property)
-    floors = FLOORS[path.name]
+    floors = FLOORS.get(path.name, FIRST_READING)
     for name, part in (("relations", held.relations), ("appraisal", held.appraisal)):
         total, (precision, recall) = held.total(part), floors[name]
         assert total.precision is not None and total.precision >= precision, name
         assert total.recall is not None and total.recall >= recall, name
-    assert held.hard_risky == []
+    assert [said for said, *_ in held.hard_risky] == KNOWN_RISKY.get(path.name, [])
 
 
 def _block(command: str) -> str:
@@ -160,7 +192,9 @@ def _block(command: str) -> str:
     return match.group(1)
 
 
-@pytest.mark.parametrize(("path", "code"), [(p, 0) for p in ALL], ids=str)
+@pytest.mark.parametrize(
+    ("path", "code"), [(p, 1 if p.name in KNOWN_RISKY else 0) for p in ALL], ids=str
+)
 def test_the_figures_in_the_docs_are_what_the_command_prints(
     path: Path, code: int, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -4,36 +4,48 @@ question, a supposition, a denial, someone else's words, someone else, a joke) f
 becoming a fact, whatever a relation's own pattern says.
 
 A message is cut into clauses at ，。！？；、：～ (and their ASCII forms), …, brackets, line
-breaks, emoji, and a space between two Chinese characters (「我叫小美 不吃香菜」); a comma or
-point between two digits stays (``1,000``, ``2.5``), and a space next to a Latin letter or
-a digit goes (「我叫 Kevin」 is 「我叫Kevin」). Quotation marks are dropped. A clause is cut again
-where a conjunction joins two of them without a comma — 但、但是、不过、而且、然后 (「我爱吃海鲜但海鲜
-过敏」 is 「我爱吃海鲜」 and 「海鲜过敏」), not 不但、但愿、不过敏、打不过、不过三十块 — the conjunction
-dropped; a ？ or laughter after the sentence marks each part of it. Each clause then
-loses what opens or closes it without meaning anything: openers (嗯、哦、对了、其实、说真的、
-我跟你说、记住、不过、但是…) and trailing particles (吧、啊、呀、呢、哦、嘛、啦、哈、了…), so a pattern
+breaks, emoji, ``+`` and ``=`` not before a number (「一个人住+猫毛过敏」, not 「两顿饭+一杯咖啡」),
+a space between two Chinese characters (「我叫小美 不吃香菜」, not before 外加) or after a Latin
+word (「叫我Teddy 我一个人住」: voice input and WeChat leave out the commas), and an aside
+such as btw or xswl between spaces; not after 目标 (「今年目标：跑一次全马」 is one clause). A
+comma or point between two digits stays (``1,000``, ``2.5``), so does a point inside a Latin
+name (「叫我Dr.Wang」), and another space next to a Latin letter or a digit goes (「我叫 Kevin」 is 「我叫Kevin」). Quotation marks are dropped. A
+clause is cut again where a conjunction joins two of them without a comma — 但、但是、
+不过、而且、然后 (「我爱吃海鲜但海鲜过敏」 is 「我爱吃海鲜」 and 「海鲜过敏」), not 不但、但愿、不过敏、
+打不过、不过三十块 — the conjunction dropped; a ？ or laughter after the sentence marks each
+part of it. A reason glued on — 因为、由于、所以 — starts a clause of its own (「不能吃海鲜因为
+痛风」 is 「不能吃海鲜」 and 「因为痛风」; not 是因为、之所以), and a clause that only takes back the
+one before it — 不对、不、说错了、口误 — marks that one a ``denial``: 「我欠你一万个赞，不对，是欠你
+二十块」 is read as 「是欠你二十块」. Each clause then loses what opens or closes it without meaning anything:
+openers (嗯、哦、对了、其实、说真的、我跟你说、记住、不过、但是、还有、顺便说一句…) and trailing
+particles (吧、啊、呀、呢、哦、嘛、啦、哈、了…; not the 了 of 吃不了、受不了), so a pattern
 written ``^叫我(?P<value>…)$`` reads 「以后叫我小鱼吧～」's clause 「叫我小鱼」 as the author
-meant. A message's first :data:`CLAUSES_MAX` clauses are read.
+meant. A doctor's words are about the user, not someone else's: 「医生说我对青霉素过敏」
+is read as 「我对青霉素过敏」 (not 「听医生说」). A message's first :data:`CLAUSES_MAX`
+clauses are read.
 
 The guard's marks (:data:`GUARDS`), each with its scope:
 
 - ``question`` (the clause): it ends with ？ or 吗/么, or has a question word — 什么、啥、
   怎么、为什么、干嘛、哪、谁、几、多少、如何、是不是、有没有、对吧、是吧、好不好、能不能、
-  要不要、要不、来着、难道… — not 不怎么、没什么 (「我不怎么吃肉」). A clause ending in 呢
-  alone is not a question (「你还欠我一杯咖啡呢」); one with a question word is.
+  要不要、要不、来着、难道… — not 不怎么、没什么 (「我不怎么吃肉」), 什么的 (「螃蟹什么的」:
+  and so on) or 说了多少遍 (a reproach). A clause ending in 呢 alone is not a question
+  (「你还欠我一杯咖啡呢」); one with a question word is.
 - ``hypothetical`` (the clause and the rest of its sentence): 如果、要是、假如、假设、万一、
-  若是、倘若、假使、的话、要不是、哪怕、即使、就算.
+  若是、倘若、假使、的话、要不是、哪怕、即使、就算 (not 就算了, 就算我欠你的, 称呼的话).
 - ``denial`` (the clause): 不是、并不、并没、才不、才没、没说、从没、没有, or a clause that
   opens with 别、不要、不用 (「别叫我宝宝」; not 「特别」). Plain 不 is the patterns'
   business: 「我不吃香菜」 is a fact.
-- ``reported`` (the clause and the rest of its sentence): 听说、据说、有人说, or someone else
-  saying it (他说、我妈说、医生说、他对我说、男主对女主说…).
+- ``reported`` (the clause and the rest of its sentence, up to a clause said to the buddy —
+  谢谢…、你…): 听说、据说、有人说, or someone else saying it (他说、我妈说、他对我说、
+  男主对女主说…).
 - ``third_party`` (the clause, and the clauses after it in its sentence that name no
-  subject of their own): it opens with someone else — 他、她、他们、别人、人家、我妈、我朋友、
-  老公、孩子、同事、老板… (「我妈对花生过敏，不吃海鲜」: neither clause is the user's).
+  subject of their own): it opens with someone else — 他、她、他们、别人、人家、我妈、我家孩子、
+  我朋友、老公、老伴、孩子、同事、老板… (「我妈对花生过敏，不吃海鲜」: neither clause is the
+  user's; 「…太土了，还是叫我力力吧」 and 「家里就我们俩」 name the user again).
 - ``joke`` (the whole message; a joke taken back — 「开玩笑的」「骗你的啦」 as a clause of its
   own — only the clauses up to it: 「叫我大哥，开玩笑的，叫我小吴」): 开玩笑、逗你、骗你的、
-  说着玩、闹着玩、说说而已、「反正你也不会真叫」….
+  说着玩、闹着玩、说说而已、「反正你也不会真叫」、「这辈子都还不上」….
 - ``laughter`` (the clause, with the emoji after it): 哈哈、嘿嘿、嘻嘻、hhh、233、😂、🤣….
 
 Relation patterns never run on a clause with any mark. An appraisal file chooses, per
@@ -59,32 +71,41 @@ _EMOJI = "\U0001f000-\U0001faff\u2600-\u27bf\u2b00-\u2bff\u2300-\u23ff\ufe0f\u20
 _ENDS = "。！？!?；;\n\r…"
 _HAN = "\u4e00-\u9fff"
 _CUT = re.compile(
-    rf"((?:[{_ENDS}，、：:～~（）()【】\[\]<>|/\t{_EMOJI}]|(?<!\d)[.,]|[.,](?!\d)"
-    rf"|(?<=[{_HAN}]) +(?=[{_HAN}]))+)"
+    rf"((?:[{_ENDS}、～~（）()【】\[\]<>|/\t{_EMOJI}]|(?<!目标)[，：:]|(?<!\d),|,(?!\d)"
+    r"|(?<![\dA-Za-z])\.|\.(?![\dA-Za-z])|(?<=\d)\.(?=[A-Za-z])|(?<=[A-Za-z])\.(?=\d)"
+    rf"|(?<=[{_HAN}])(?<!目标) +(?=[{_HAN}])(?!外加)|(?<=[A-Za-z]) +(?=[{_HAN}])"
+    r"|(?<!\d)[+＋=＝](?![\d零一二两三四五六七八九十百千俩仨])"
+    r"| *(?<![A-Za-z])(?:btw|BTW|Btw|by the way|xswl|awsl|nsdd)(?![A-Za-z]) *)+)"
 )
 #: A conjunction inside a clause: where a value ends (「讨厌平板但没办法」 is not an object).
 _JOINED = re.compile(
     r"(?<=[^\s，])(?:(?<!不)但(?:是)?(?![愿凡])|(?<![比打说跑斗拼争赢熬挨躲逃信不])不过"
-    r"(?![敏0-9零一二两三四五六七八九十百千几是如就了去来])|而且|然后)(?=\S)"
+    r"(?![敏0-9零一二两三四五六七八九十百千几是如就了去来])|而且|然后"
+    r"|(?<![我是就也都正只还又不之])(?=(?:因为|由于|所以)\S))(?=\S)"
 )
+#: A clause that takes back the one before it: 「我欠你一万个赞，不对，是欠你二十块」.
+_CORRECTION = re.compile(r"^(?:不对|不|错了|说错了|我说错了|口误|打错了|更正一下|更正)+$")
 _QUOTES = re.compile("[「」『』“”‘’\"'《》]")
 _SPACE = re.compile(r"(?<![A-Za-z]) +| +(?![A-Za-z])")
 _OPENERS = re.compile(
-    r"^(?:(?:嗯|哦|噢|喔|诶|欸|哎|唉|呃|啊|哈|嘿|em+)+|对了|其实|另外|顺便说一下|顺便|话说|"
-    r"说真的|老实说|说实话|我?跟你说(?!话)|我?告诉你(?:说)?(?!话)|记住|记着|好的|好吧|OK|ok|"
-    r"说起来|不过(?![0-9零一二两三四五六七八九十百千几敏])|但是?(?![愿凡])|可是|然后|而且)+"
+    r"^(?:(?:嗯|哦|噢|喔|诶|欸|哎呀|哎哟|哎|唉|呃|啊|哈|嘿|em+)+|对了|其实|另外|顺便说(?:一句|一下|下)|顺便提一句|顺便|话说|"
+    r"说真的|老实说|说实话|我?跟你说(?!话|不通)|我?告诉你(?:说)?(?!话)|记住|记着|好的|好吧|OK|ok|"
+    r"说起来|不过(?![0-9零一二两三四五六七八九十百千几敏])|但是?(?![愿凡])|可是|可惜|然后|而且|"
+    r"还有(?=我|你)|u1s1|您好|嗨)+"
 )
-_PARTICLES = re.compile(r"(?:[吧啊呀呢哦嘛啦哈了哟喔噢呗咯啰嘞捏哇嗷耶嘿嘻]|h{2,}|233+)+$")
+_PARTICLES = re.compile(r"(?:[吧啊呀呢哦嘛啦哈哟喔噢呗咯啰嘞捏哇嗷耶嘿嘻]|(?<!不)了|h{2,}|233+)+$")
 #: What closes a value without being part of it: 「完赛就行」 is the goal 完赛.
 _ENOUGH = re.compile(r"(?:就行|就好|就可以|就成|就够|而已)$")
 _QUESTION = re.compile(
-    r"(?<![没不])什么|啥|(?<!不)怎么|咋|干嘛|干吗|哪|谁|几|多少|如何|是不是|是否|有没有|对不对|对吧|是吧|"
+    r"(?<![没不])什么(?!的)|啥|(?<!不)怎么|咋|干嘛|干吗|哪|谁|几|多少(?![次遍回])|如何|是不是|是否|有没有|对不对|对吧|是吧|"
     r"好不好|行不行|能不能|可不可以|会不会|要不要|要不|难道|来着|[吗么][啊呀哈啦呢]*$"
 )
 _HYPOTHETICAL = re.compile(
-    r"如果|要是|假如|假设|万一|若是|倘若|如若|假使|的话|要不是|哪怕|即使|就算"
+    r"如果|(?<!主)要是|(?<!称呼|名字)的话|假如|假设|万一|若是|倘若|如若|假使|要不是|哪怕|即使|就算(?!了|我欠你的)"
 )
-_DENIAL = re.compile(r"不是|并不|并没|才不|才没|没说|从没|从来没|没有|^你?(?:别|不要|不用)")
+_DENIAL = re.compile(
+    r"不是|并不|并没|(?<!刚)才不|(?<!刚)才没|没说|从没|从来没|没有|^你?(?:别|不要|不用)"
+)
 _OTHERS = (
     r"他|她|它|TA|ta|人家|别人|有人|大家|网上|新闻|书上|医生|大夫|老师|老板|领导|同事|朋友|"
     r"同学|室友|妈|爸|老公|老婆|男朋友|女朋友|对象|男主|女主|哥|姐|弟|妹"
@@ -94,15 +115,23 @@ _REPORTED = re.compile(
 )
 _KIN = (
     r"妈妈?|爸爸?|老公|老婆|男朋友|女朋友|男票|女票|对象|朋友(?!们)|同事|室友|同学|孩子|"
-    r"儿子|女儿|老板|领导|闺蜜|家人|家里人|上司|舅舅|姑姑|阿姨|叔叔|爷爷|奶奶|外公|外婆|姥姥|姥爷"
+    r"儿子|女儿|老板|领导|闺蜜|家人|家里人|上司|舅舅|姑姑|阿姨|叔叔|爷爷|奶奶|外公|外婆|姥姥|姥爷|"
+    r"老伴儿?|老头子|媳妇儿?|婆婆|公公|闺女|孙子|孙女|外孙女?"
 )
 _THIRD = re.compile(
-    rf"^(?:他|她|它|TA|ta|人家|别人|有人|我的?(?:{_KIN}|哥哥?|姐姐?|弟弟?|妹妹?|兄弟)|{_KIN})"
+    rf"^(?:他|她|它|TA|ta|人家|别人|有人|我(?:的|家的?)?(?:{_KIN}|哥哥?|姐姐?|弟弟?|妹妹?|兄弟)|{_KIN})"
 )
-_SELF = re.compile(r"^(?:我|你|咱|本人)")
+_SELF = re.compile(r"^(?:还是|那就?|要不)?(?:我|你|您|咱|本人|家里|(?:叫|喊|称呼)我)")
+#: A clause said to the buddy ends someone else's words (「她说你很有趣，谢谢你这么耐心」).
+_ADDRESSED = re.compile(r"^(?:谢谢|你|您)")
+#: A doctor's words are about the user (「医生说我对青霉素过敏」): not someone else's, and the
+#: clause is read without them.
+_DOCTOR = re.compile(
+    r"^(?![^，。]*听)[\u4e00-\u9fff]{0,5}?(?:医生|大夫)(?:也|都|一直|早就)?(?:说|讲)(?:了|过)?(?=[^，。]{2})"
+)
 _JOKE = re.compile(
     r"开玩笑|开个玩笑|逗你|骗你的|说着玩|闹着玩|瞎说的|胡说的|玩笑话|说说而已|随便说说|随口一说|"
-    r"不会真的?(?:叫|喊|这么叫|这么喊|信)"
+    r"不会真的?(?:叫|喊|这么叫|这么喊|信)|(?:这辈子|下辈子)都?还不[上清起完]|下辈子再?还"
 )
 #: A joke taken back: 「开玩笑的」 (not 「开个玩笑」, 「跟你开玩笑呢」).
 _RETRACTED = re.compile(
@@ -127,12 +156,15 @@ class Clause:
     alone: bool
 
 
+_STRIPPED = re.compile(rf"[\s{_EMOJI}，、：:～~。！？!?；;…,]+|(?<![A-Za-z])\.|\.(?![A-Za-z])")
+
+
 def clean(value: str) -> str:
-    """``value`` (a pattern's group) without the particles, quotation marks, punctuation,
-    ～ or emoji around it, nor a closing 就行/就好/而已 (「宝宝～」, 「小鱼吧」, 「完赛就行」 →
-    「宝宝」, 「小鱼」, 「完赛」)."""
+    """``value`` (a pattern's group) without the particles, quotation marks, punctuation
+    (not a point inside a Latin name: 「Dr.Wang」), ～ or emoji around it, nor a closing
+    就行/就好/而已 (「宝宝～」, 「小鱼吧」, 「完赛就行」 → 「宝宝」, 「小鱼」, 「完赛」)."""
     value = _QUOTES.sub("", value)
-    value = re.sub(rf"[\s{_EMOJI}，、：:～~。！？!?；;…,.]+", "", value)
+    value = _STRIPPED.sub("", value)
     return _ENOUGH.sub("", _PARTICLES.sub("", value)) or value
 
 
@@ -158,24 +190,34 @@ def clauses(text: str) -> tuple[Clause, ...]:
             break
         tail = parts[index + 1] if index + 1 < len(parts) else ""
         for raw in _JOINED.split(_SPACE.sub("", parts[index])):
-            body = _normal(raw)
+            body = said = _normal(raw)
+            doctor = _DOCTOR.match(body)
+            if doctor is None:
+                said = raw
+            else:  # 「医生说我对青霉素过敏」 is read as 「我对青霉素过敏」
+                body = said = body[doctor.end() :]
             marks = {"joke"} if index <= joke_end else set()
-            if "third_party" in carried and _SELF.match(body):
+            if _SELF.match(body) or _ADDRESSED.match(body):
                 carried.discard("third_party")
+            if _ADDRESSED.match(body):
+                carried.discard("reported")
             marks |= carried
-            if "？" in tail or "?" in tail or _QUESTION.search(raw):
+            if "？" in tail or "?" in tail or _QUESTION.search(said):
                 marks.add("question")
-            if _HYPOTHETICAL.search(raw):
+            if _HYPOTHETICAL.search(said):
                 marks.add("hypothetical")
-            if _DENIAL.search(raw):
+            if _DENIAL.search(said):
                 marks.add("denial")
-            if _REPORTED.search(raw):
+            if _REPORTED.search(said):
                 marks.add("reported")
             if _THIRD.match(body):
                 marks.add("third_party")
-            if _LAUGHTER.search(raw) or _LAUGHTER.search(tail):
+            if _LAUGHTER.search(said) or _LAUGHTER.search(tail):
                 marks.add("laughter")
             carried |= marks & {"hypothetical", "reported", "third_party"}
+            if _CORRECTION.match(body) and found and "question" not in found[-1][1]:
+                # 「…，不对，是…」: the clause before is taken back (after a question, 不 answers it)
+                found[-1][1].add("denial")
             if body and len(found) < CLAUSES_MAX:
                 found.append((body, marks))
         if any(end in tail for end in _ENDS):

@@ -127,8 +127,11 @@ def from_patterns(memory: AutoMemory, text: str, budget: Budget | None = None) -
     clauses`); a clause the clause guard marks (a question, a supposition, a denial,
     someone else's words or someone else, a joke, laughter) is skipped. Each relation's
     patterns are searched in each clause in order, the first match giving that relation's
-    fact for that clause — or, for an ``amends`` pattern, filling slots of the fact an
-    earlier clause took (「我对花生过敏，很严重」); a pattern with ``if_said`` or
+    fact for that clause — one per match of a group the pattern repeats (「我对花生和芒果
+    过敏」: two) — or, for an ``amends`` pattern, filling slots of the fact an
+    earlier clause took (「我对花生过敏，很严重」); for a ``delta`` relation, a change that
+    names no item replaces the balance an earlier clause stated (「欠你的三顿饭，今天还一顿」:
+    -1 顿饭, what happened now); a pattern with ``if_said`` or
     ``unless_said`` counts only when that is (or is not) found in the message. The same
     fact twice is one; of two facts of a ``set`` relation with the same key, the later
     clause's stands (「我叫林小满，叫我满满就好」), and a later marked clause that would give
@@ -148,16 +151,20 @@ def from_patterns(memory: AutoMemory, text: str, budget: Budget | None = None) -
                 if spec.effect == "set" and earlier is not None:
                     facts = _unsure(spec, facts, clause.text, message, budget)
                 continue
-            found = _clause_fact(spec, clause.text, message, earlier, budget, dropped)
-            if found is None or found[0] in facts:
+            found = _clause_facts(spec, clause.text, message, earlier, budget, dropped)
+            if found is None:
                 continue
-            fact, amended = found
+            taken, amended = found
             if earlier is not None and amended:
-                facts[facts.index(earlier)] = fact
+                if taken[0] not in facts:
+                    facts[facts.index(earlier)] = taken[0]
                 continue
-            if spec.effect == "set":
-                facts = [f for f in facts if not _same_key(spec, f, fact)]
-            facts.append(fact)
+            for fact in taken:
+                if fact in facts:
+                    continue
+                if spec.effect == "set":
+                    facts = [f for f in facts if not _same_key(spec, f, fact)]
+                facts.append(fact)
     return Extracted(tuple(facts[:FACTS_MAX]), None, tuple(dropped))
 
 
@@ -168,25 +175,26 @@ def _same_key(spec: RelationSpec, old: Fact, new: Fact) -> bool:
 def _unsure(
     spec: RelationSpec, facts: list[Fact], text: str, message: str, budget: Budget
 ) -> list[Fact]:
-    """``facts`` without the one of ``spec`` a marked clause (``text``) would replace."""
-    found = _clause_fact(spec, text, message, None, budget, [])
+    """``facts`` without those of ``spec`` a marked clause (``text``) would replace."""
+    found = _clause_facts(spec, text, message, None, budget, [])
     if found is None:
         return facts
-    fact = found[0]
-    return [f for f in facts if f == fact or not _same_key(spec, f, fact)]
+    taken = found[0]
+    return [f for f in facts if f in taken or not any(_same_key(spec, f, fact) for fact in taken)]
 
 
-def _clause_fact(
+def _clause_facts(
     spec: RelationSpec,
     text: str,
     message: str,
     earlier: Fact | None,
     budget: Budget,
     dropped: list[str],
-) -> tuple[Fact, bool] | None:
-    """The fact ``spec``'s first matching pattern takes from one clause of ``message``,
-    and whether it is ``earlier`` (the last fact of ``spec`` in the message) with slots an
-    ``amends`` pattern filled rather than a new one."""
+) -> tuple[list[Fact], bool] | None:
+    """The facts ``spec``'s first matching pattern takes from one clause of ``message``
+    — one, or one per match of a group the pattern repeats (「我对花生和芒果过敏」:
+    ``(?:(?P<item>…)和)+``) — and whether it is ``earlier`` (the last fact of ``spec`` in
+    the message) with slots an ``amends`` pattern filled rather than a new one."""
     owner = f"relation {spec.name}"
     for pattern in spec.patterns:
         if pattern.amends and earlier is None:
@@ -199,16 +207,66 @@ def _clause_fact(
             if value is not None:
                 slots[name] = _typed(spec, name, value, pattern.negative)
         modality = pattern.modality
+        repaid = _repaid(spec, slots, earlier) if not pattern.amends else None
+        if repaid is not None:  # 「欠你的三顿饭，今天还一顿」: the repayment of the debt stated
+            slots = repaid
         if pattern.amends and earlier is not None:
             if any(name in earlier.slots for name in slots):
                 continue  # said already: 「我对花生过敏，很严重，不过有点」 keeps the first
             slots, modality = {**earlier.slots, **slots}, earlier.modality
-        problem = _problem(spec, slots, modality)
-        if problem is not None:
-            dropped.append(f"pattern {problem}")
-            continue
-        return Fact(spec.name, slots, modality, "pattern"), pattern.amends
+        taken: list[Fact] = []
+        for each in [slots] if pattern.amends else _each(spec, match, slots, pattern.negative):
+            problem = _problem(spec, each, modality)
+            if problem is not None:
+                dropped.append(f"pattern {problem}")
+            elif (fact := Fact(spec.name, each, modality, "pattern")) not in taken:
+                taken.append(fact)
+        if taken:
+            return taken, pattern.amends or repaid is not None
     return None
+
+
+def _repaid(
+    spec: RelationSpec, slots: dict[str, Any], earlier: Fact | None
+) -> dict[str, Any] | None:
+    """For a ``delta`` relation, a change that names no item (「今天还一顿」) after the message
+    stated a balance (「欠你的三顿饭」): the earlier fact's missing slots filled in, to replace
+    it — the balance said is where the change comes from, the change is what is kept. ``None``
+    otherwise (another relation, nothing missing, no earlier positive fact of the same parties)."""
+    if (
+        spec.effect != "delta"
+        or earlier is None
+        or not isinstance(slots.get(spec.value), int | float)
+    ):
+        return None
+    before = earlier.slots.get(spec.value)
+    missing = [s.name for s in spec.slots if s.required and s.name not in slots]
+    if not missing or not isinstance(before, int | float) or before <= 0 or slots[spec.value] >= 0:
+        return None
+    if any(earlier.slots.get(k) != slots[k] for k in spec.key if k in slots):
+        return None
+    if any(name not in earlier.slots for name in missing):
+        return None
+    return {**earlier.slots, **slots}
+
+
+def _each(
+    spec: RelationSpec, match: Any, slots: dict[str, Any], negative: bool
+) -> list[dict[str, Any]]:
+    """``slots`` once per match of the group a pattern repeated (all its repeated groups
+    matched as often), else once."""
+    repeated = {
+        name: match.captures(name)
+        for name, value in match.groupdict().items()
+        if value is not None and len(match.captures(name)) > 1
+    }
+    counts = {len(found) for found in repeated.values()}
+    if len(counts) != 1:
+        return [slots]
+    return [
+        {**slots, **{n: _typed(spec, n, found[i], negative) for n, found in repeated.items()}}
+        for i in range(counts.pop())
+    ]
 
 
 def _said(
