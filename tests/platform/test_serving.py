@@ -136,6 +136,10 @@ async def test_a_slow_body_is_closed(port: int) -> None:
     sending = asyncio.create_task(send())
     try:
         await asyncio.wait_for(reader.read(), 10)
+    except ConnectionResetError:
+        # Closed while a byte of ours was still unread: the kernel resets instead of
+        # ending the stream — closed either way, which is what this test is about.
+        pass
     finally:
         sending.cancel()
         writer.close()
