@@ -35,9 +35,9 @@ Write = Callable[..., Path]
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_cmdline_main(config: pytest.Config) -> None:
-    """The suite runs on one pytest-xdist worker per core unless told otherwise: ``-n N``
-    picks the number of workers, ``-n0`` (or ``-p no:xdist``) runs it in this process, as
-    for a debugger.
+    """The whole suite (``pytest`` naming no tests) runs on a pytest-xdist worker per CPU;
+    tests named on the command line run in this process, as for a debugger. ``-n N`` picks
+    the number of workers either way, ``-n0`` or ``-p no:xdist`` runs in this process.
 
     Each worker starts on a contiguous share of the tests (a module's fixtures are mostly
     set up once) and takes half of a busier one's remaining tests when it runs out
@@ -47,10 +47,20 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
     if not config.pluginmanager.hasplugin("xdist") or hasattr(config, "workerinput"):
         return  # no xdist, or a worker (which runs its tests itself)
     option = config.option
-    if option.numprocesses is None and not option.tx:
+    whole_suite = config.args_source is pytest.Config.ArgsSource.TESTPATHS
+    if option.numprocesses is None and not option.tx and whole_suite:
         option.numprocesses = "auto"
     if option.numprocesses != 0 and option.dist == "no":
         option.dist = "worksteal"
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """``-n auto``: a worker per CPU this process may run on (xdist would count physical
+    cores only where psutil is installed); ``PYTEST_XDIST_AUTO_NUM_WORKERS`` still wins."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS") or not hasattr(os, "sched_getaffinity"):
+        return None  # xdist's own answer
+    return len(os.sched_getaffinity(0))
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -59,7 +69,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def _compile_buddy() -> None:
-    """Where Python writes no bytecode (``PYTHONDONTWRITEBYTECODE``, as on CI), each of the
+    """Where Python writes no bytecode (``PYTHONDONTWRITEBYTECODE`` is set), each of the
     suite's hundreds of `buddy` and `python -m buddy` processes compiled buddy's modules
     anew, a quarter of a second apiece: compile them once, into the ``__pycache__``
     folders git ignores, for those processes to read (they still write nothing)."""
