@@ -84,13 +84,19 @@ class DataFiles:
         file = self.located(context, reference, where, names)
         if file is None:
             return None
+        doc = self._document(context, file)
+        return None if doc is None else (file, doc)
+
+    def _document(self, context: SectionContext, file: Path) -> Document | None:
+        """The YAML document of ``file``; ``None`` when it is not a mapping or cannot be
+        read (reported)."""
         doc = load_document(file, str(file))
         if isinstance(doc, Issue):
             if doc.code == "yaml-not-mapping":
                 doc = Issue.of_file(str(file), self.code, f"{self.a_noun} is a mapping")
             context.report(doc)
             return None
-        return file, doc
+        return doc
 
     def located(
         self, context: SectionContext, reference: str, where: YamlPath, names: list[str]
@@ -151,11 +157,8 @@ class DataFiles:
             kept = recall(self.code, key)
             if kept is not MISSING:
                 return kept  # type: ignore[no-any-return]
-        doc = load_document(file, str(file))
-        if isinstance(doc, Issue):
-            if doc.code == "yaml-not-mapping":
-                doc = Issue.of_file(str(file), self.code, f"{self.a_noun} is a mapping")
-            context.report(doc)
+        doc = self._document(context, file)
+        if doc is None:
             return None
         result = read(doc, file.resolve())
         if result is not None and key is not None:
