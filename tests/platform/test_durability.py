@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from tests.platform.conftest import ADMIN, free_port
 
 pytestmark = pytest.mark.anyio
 HEADERS = {"Authorization": f"Bearer {ADMIN}"}
+STARTUP_SECONDS = 60.0  # for `buddy platform` to answer
 
 
 @contextlib.asynccontextmanager
@@ -40,13 +42,16 @@ async def platform_process(db: Path, port: int) -> AsyncIterator[subprocess.Pope
     )
     try:
         async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as http:
-            for _ in range(200):
+            # A process start, not the property under test: generous for a loaded machine
+            # (the suite's other workers), and over as soon as the process has exited.
+            deadline = time.monotonic() + STARTUP_SECONDS
+            while True:
                 with contextlib.suppress(httpx.HTTPError):
                     if (await http.get("/dev/clock", headers=HEADERS)).status_code == 200:
                         break
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise AssertionError("the platform did not start")
                 await asyncio.sleep(0.05)
-            else:
-                raise AssertionError("the platform did not start")
         yield process
     finally:
         if process.poll() is None:
