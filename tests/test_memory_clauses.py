@@ -141,9 +141,24 @@ def _marks(message: str) -> list[set[str]]:
         ("哈哈滚啦", [{"laughter"}]),
         ("我对早起过敏😂", [{"laughter"}]),
         ("哈哈，滚", [set()]),
+        # laughter of its own marks the clause before it
+        ("你欠我一杯奶茶 哈哈哈 说好的", [{"laughter"}, set()]),
+        ("哈哈哈 叫我小满", [set()]),
+        # someone else's name for the user, taken up (「你也这么叫」), is the user's
+        ("朋友都叫我远远，你也这么叫吧", [set(), set()]),
+        ("我爸叫我胖墩，你可别这么叫", [{"third_party"}, set()]),
+        # 算了 takes back the clause before it
+        ("我欠你两杯奶茶，算了，三杯", [{"denial"}, set(), set()]),
+        ("我欠你一杯奶茶，才怪", [{"denial"}, set()]),
+        # 「别当真」 on its own: a joke; inside a clause it is about something else
+        ("你欠我一百块，别当真", [{"joke"}, {"joke", "denial"}]),
+        ("对不起，那些话你别当真好不好", [set(), {"question"}]),
         # a request not meant: 「反正你也不会真叫」
         ("叫我秦王也行，反正你也不会真叫", [{"joke"}, {"joke"}]),
         ("随便说说，我欠你一百", [{"joke"}, {"joke"}]),
+        # irony: 反话 takes the message back (not 「不是反话」)
+        ("我最爱加班了，哈哈哈反话", [{"joke"}, {"joke", "laughter"}]),
+        ("我最爱周一了 说反话呢", [{"joke"}, {"joke"}]),
         # a ？ after a sentence marks each part a conjunction cut
         ("你喜欢猫但讨厌狗？", [{"question"}, {"question"}]),
         ("我喜欢猫但你喜欢什么", [set(), {"question"}]),

@@ -511,3 +511,194 @@ def test_a_repayment_of_nothing_stated_takes_nothing(memory: AutoMemory) -> None
 )
 def test_the_classes_blind4_showed(memory: AutoMemory, text: str, taken: list[Any]) -> None:
     assert _taken(memory, text) == taken
+
+
+@pytest.mark.parametrize(
+    ("text", "taken"),
+    [
+        # a balance, then a repayment in a clause of its own: the repayment, of what was owed
+        (
+            "我欠你四十块 今天先还二十块",
+            [("debt", {**DEBT_USER, "item": "钱", "quantity": -20, "unit": "块"})],
+        ),
+        (
+            "我欠你一碗馄饨 还你两碗",
+            [("debt", {**DEBT_USER, "item": "馄饨", "quantity": -2, "unit": "碗"})],
+        ),
+        ("我欠你八十 还你三十", [("debt", {**DEBT_USER, "item": "钱", "quantity": -30})]),
+        # a promise to repay is no repayment; a repayment in another unit repays nothing said
+        (
+            "我欠你两杯咖啡 明天还一杯",
+            [("debt", {**DEBT_USER, "item": "咖啡", "quantity": 2, "unit": "杯"})],
+        ),
+        (
+            "我欠你两杯咖啡 今天还一顿",
+            [("debt", {**DEBT_USER, "item": "咖啡", "quantity": 2, "unit": "杯"})],
+        ),
+        # what is left after a repayment is no new debt
+        ("还你三十 还差你二十", [("debt", {**DEBT_USER, "item": "钱", "quantity": -30})]),
+        # a repayment of the whole, its amount unsaid: nothing (the extractor reads it)
+        ("我欠你十五块 马上转你", []),
+        # owed and given on the spot, a person, a scolding: no debt
+        ("欠你一个早安 早安☀️", []),
+        ("你欠我一个老公", []),
+        ("你欠我一顿揍", []),
+        # laughter of its own after the clause
+        ("你欠我两杯咖啡 哈哈哈", []),
+        # the item ends before what follows it
+        (
+            "你欠我两杯咖啡是真的",
+            [
+                (
+                    "debt",
+                    {
+                        "debtor": "buddy",
+                        "creditor": "user",
+                        "item": "咖啡",
+                        "quantity": 2,
+                        "unit": "杯",
+                    },
+                )
+            ],
+        ),
+        (
+            "我欠你一碗米线没错",
+            [("debt", {**DEBT_USER, "item": "米线", "quantity": 1, "unit": "碗"})],
+        ),
+        (
+            "这顿算我的 我欠你一顿烧烤",
+            [("debt", {**DEBT_USER, "item": "烧烤", "quantity": 1, "unit": "顿"})],
+        ),
+        # a severity said next, an allergy that is over
+        (
+            "我对芒果过敏 很轻微",
+            [("allergy", {"subject": "user", "item": "芒果", "kind": "过敏", "severity": "轻微"})],
+        ),
+        ("我对牛奶过敏 不过现在好了", []),
+        (
+            "减肥期 奶茶绝对不能喝",
+            [("allergy", {"subject": "user", "item": "奶茶", "kind": "忌口"})],
+        ),
+        # the name someone else uses, taken up; 好了 closes a name
+        (
+            "我叫林浩 家里人都喊我浩浩 你也可以这么叫",
+            [("nickname", {"subject": "user", "value": "浩浩"})],
+        ),
+        ("我爸叫我胖墩 你可别这么叫", []),
+        ("就叫我阿珍好了", [("nickname", {"subject": "user", "value": "阿珍"})]),
+        ("叫我好好就行", [("nickname", {"subject": "user", "value": "好好"})]),
+        # a person in the object, a goal relative to now
+        ("我喜欢看她跳舞", []),
+        ("目标是再瘦五斤", []),
+        (
+            "游泳是我最喜欢的运动",
+            [("preference", {"subject": "user", "object": "游泳", "stance": "喜欢"})],
+        ),
+        # two amounts for one debt, a repayment whose amount is not said, a joke: nothing
+        ("我欠你两杯奶茶 现在欠你三杯奶茶了", []),
+        ("我欠你三顿饭 已经请了两顿", []),
+        ("我欠你一杯奶茶 才怪", []),
+        ("你欠我一百块 别当真", []),
+        # without 对 an item is allergen words only: a person or a pet before it is someone else
+        ("表哥海鲜过敏", []),
+        ("宝宝鸡蛋过敏", []),
+        ("狗狗牛肉过敏", []),
+        (
+            "我对泳池消毒水过敏",
+            [("allergy", {"subject": "user", "item": "泳池消毒水", "kind": "过敏"})],
+        ),
+        ("表哥痛风 海鲜不能吃", []),
+        # a reason said of someone else does not make the user's 不吃 a dietary rule
+        ("我妈糖尿病 我不吃甜的", []),
+    ],
+)
+def test_the_classes_blind5_showed(memory: AutoMemory, text: str, taken: list[Any]) -> None:
+    assert _taken(memory, text) == taken
+
+
+ALLERGY = {"subject": "user", "kind": "过敏"}
+DIET = {"subject": "user", "kind": "忌口"}
+
+
+@pytest.mark.parametrize(
+    ("text", "taken"),
+    [
+        # a doubtful value takes nothing: a function word, someone's words or an instruction,
+        # a question tag, several things taken as one (the extractor model reads them)
+        ("苦瓜谁爱吃谁吃 反正我不吃", []),
+        ("我在减脂 教练说晚上碳水不能吃", []),
+        ("教练让我备赛期间别喝奶茶", []),
+        ("你就叫俺柱子中不", []),
+        ("叫我大壮行不行", []),
+        ("甲亢 医生说海带紫菜都别吃", []),
+        ("我在减肥 炸鸡奶茶都不吃", []),
+        # what the safeguards leave alone: a split list, a word that only looks like one
+        (
+            "我吃素 肉蛋都不碰",
+            [("allergy", {**DIET, "item": "肉"}), ("allergy", {**DIET, "item": "蛋"})],
+        ),
+        (
+            "我喜欢说唱",
+            [("preference", {"subject": "user", "object": "说唱", "stance": "喜欢"})],
+        ),
+        # a severity in a later clause goes to every item of the earlier one
+        (
+            "我对虾蟹都过敏 严重的那种",
+            [
+                ("allergy", {**ALLERGY, "item": "虾", "severity": "严重"}),
+                ("allergy", {**ALLERGY, "item": "蟹", "severity": "严重"}),
+            ],
+        ),
+        (
+            "猫毛过敏 有点痒 不算太厉害",
+            [("allergy", {**ALLERGY, "item": "猫毛", "severity": "轻微"})],
+        ),
+        # irony is no preference
+        ("我最爱的就是加班了 哈哈哈哈反话", []),
+        # the verb before a specific thing goes; a generic activity stays whole
+        (
+            "我爱玩王者荣耀",
+            [("preference", {"subject": "user", "object": "王者荣耀", "stance": "喜欢"})],
+        ),
+        (
+            "我好喜欢养多肉",
+            [("preference", {"subject": "user", "object": "多肉", "stance": "喜欢"})],
+        ),
+        (
+            "我爱打羽毛球",
+            [("preference", {"subject": "user", "object": "羽毛球", "stance": "喜欢"})],
+        ),
+        ("我爱下象棋", [("preference", {"subject": "user", "object": "象棋", "stance": "喜欢"})]),
+        (
+            "周末就爱去钓鱼",
+            [("preference", {"subject": "user", "object": "钓鱼", "stance": "喜欢"})],
+        ),
+        ("我爱打游戏", [("preference", {"subject": "user", "object": "打游戏", "stance": "喜欢"})]),
+        (
+            "我喜欢下雨天",
+            [("preference", {"subject": "user", "object": "下雨天", "stance": "喜欢"})],
+        ),
+        (
+            "油炸的东西我不太爱",
+            [("preference", {"subject": "user", "object": "油炸", "stance": "不喜欢"})],
+        ),
+        # figurative things owed, a debt paid now: no debt
+        ("欠你一个故事 下次讲给你听", []),
+        ("我欠你一次旅行 等我有空了", []),
+        ("你欠我五个笑话", []),
+        ("欠你的四十块刚转了", []),
+        ("欠你的两本漫画今天寄出了", []),
+        # stated and partly repaid this month: the repayment
+        ("借了你一千五 这个月先还五百", [("debt", {**DEBT_USER, "item": "钱", "quantity": -500})]),
+        # a goal without its time frame; a time to beat whose race is said elsewhere: nothing
+        ("我打算三个月减五斤", [("training_goal", {"subject": "user", "goal": "减五斤"})]),
+        (
+            "目标半年内卧推一百公斤",
+            [("training_goal", {"subject": "user", "goal": "卧推一百公斤"})],
+        ),
+        ("下个月马拉松 目标跑进四小时", []),
+        ("今年的目标是跑进两小时", [("training_goal", {"subject": "user", "goal": "跑进两小时"})]),
+    ],
+)
+def test_the_classes_blind6_showed(memory: AutoMemory, text: str, taken: list[Any]) -> None:
+    assert _taken(memory, text) == taken

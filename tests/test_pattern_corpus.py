@@ -35,13 +35,19 @@ HELD_OUT_3 = CORPUS / "blind3.yaml"
 #: The fourth blind set: first measured unseen at relations 0.89/0.68 (appraisal 0.94/0.80,
 #: 4 R2/R3 facts from hard negatives), then tuned against (a development held-out too).
 HELD_OUT_4 = CORPUS / "blind4.yaml"
+#: The fifth blind set: held out while blind4.yaml was tuned against, first measured unseen
+#: at relations 0.94/0.74 (appraisal 0.96/0.62, 2 R2/R3 facts from hard negatives: two
+#: figurative debts), then tuned against (a development held-out too).
+HELD_OUT_5 = CORPUS / "blind5.yaml"
+#: The sixth blind set: held out while blind5.yaml was tuned against, first measured unseen
+#: at relations 0.88/0.64 (appraisal 0.91/0.85, 2 R2/R3 facts from hard negatives: two
+#: figurative debts), then tuned against (a development held-out too).
+HELD_OUT_6 = CORPUS / "blind6.yaml"
 #: The blind sets tuned against, in the order they were written.
-TUNED = (HELD_OUT, HELD_OUT_2, HELD_OUT_3, HELD_OUT_4)
-#: The held-out set: written blind after the patterns' last change, and not tuned against;
-#: first measured (unseen) at relations 0.94/0.74, appraisal 0.96/0.62, with 2 R2/R3 facts
-#: from hard negatives (KNOWN_RISKY) — docs/companion.md shows it. A sixth set written
-#: blind replaces it here when it has been tuned against.
-BLIND: Path | None = CORPUS / "blind5.yaml"
+TUNED = (HELD_OUT, HELD_OUT_2, HELD_OUT_3, HELD_OUT_4, HELD_OUT_5, HELD_OUT_6)
+#: The held-out set: written blind after the patterns' last change, and not tuned against —
+#: docs/companion.md shows its first reading. None while the next one is being written.
+BLIND: Path | None = CORPUS / "blind7.yaml"
 ALL = (DEV, *TUNED, *((BLIND,) if BLIND is not None else ()))
 COMPANION_MD = (REPO / "docs" / "companion.md").read_text(encoding="utf-8")
 #: What a hard negative may be labelled as.
@@ -106,6 +112,16 @@ def test_the_corpus_is_big_enough_and_the_held_out_set_is_unseen() -> None:
     fourth = [m.say for m in _labelled(HELD_OUT_4).messages]
     assert len(set(fourth)) == len(fourth)
     assert not set(fourth) & ({m.say for m in dev} | {m.say for m in held} | second | set(third))
+    fifth = [m.say for m in _labelled(HELD_OUT_5).messages]
+    assert len(set(fifth)) == len(fifth)
+    before = {m.say for m in dev} | {m.say for m in held} | second | set(third) | set(fourth)
+    assert not set(fifth) & before
+    sixth = [m.say for m in _labelled(HELD_OUT_6).messages]
+    assert len(set(sixth)) == len(sixth)
+    assert not set(sixth) & (before | set(fifth))
+    seventh = [m.say for m in _labelled(CORPUS / "blind7.yaml").messages]
+    assert len(set(seventh)) == len(seventh)
+    assert not set(seventh) & (before | set(fifth) | set(sixth))
     if BLIND is not None:  # unseen: none of its messages is in another set
         blind = [m.say for m in _labelled(BLIND).messages]
         assert len(set(blind)) == len(blind)
@@ -146,21 +162,25 @@ def test_no_r2_or_r3_fact_comes_from_a_hard_negative(measured: dict[str, Measure
 #: The floors (precision, recall) of the development held-outs: their figures as last
 #: measured, less a small margin.
 FLOORS = {
-    HELD_OUT.name: {"relations": (0.97, 0.75), "appraisal": (0.97, 0.95)},
-    HELD_OUT_2.name: {"relations": (0.96, 0.77), "appraisal": (0.95, 0.7)},
-    HELD_OUT_3.name: {"relations": (0.96, 0.75), "appraisal": (0.97, 0.8)},
-    HELD_OUT_4.name: {"relations": (0.96, 0.76), "appraisal": (0.97, 0.77)},
-    "blind5.yaml": {"relations": (0.92, 0.72), "appraisal": (0.94, 0.6)},
+    HELD_OUT.name: {"relations": (0.99, 0.78), "appraisal": (0.99, 0.98)},
+    HELD_OUT_2.name: {"relations": (0.97, 0.80), "appraisal": (0.97, 0.72)},
+    HELD_OUT_3.name: {"relations": (0.98, 0.77), "appraisal": (0.99, 0.83)},
+    HELD_OUT_4.name: {"relations": (0.98, 0.79), "appraisal": (0.99, 0.81)},
+    HELD_OUT_5.name: {"relations": (0.99, 0.81), "appraisal": (0.99, 0.69)},
+    HELD_OUT_6.name: {"relations": (0.99, 0.69), "appraisal": (0.95, 0.84)},
+    # held out: its first reading (relations 0.92/0.65, appraisal 0.95/0.70), less a margin
+    "blind7.yaml": {"relations": (0.91, 0.64), "appraisal": (0.94, 0.69)},
 }
-#: The R2/R3 facts the held-out set's first reading kept from its hard negatives (both owed
-#: things that are figures of speech): listed so that a new one fails here and a fixed one
-#: is struck off. Every other set keeps none.
-KNOWN_RISKY = {
-    "blind5.yaml": ["欠你一个晚安 晚安🌙", "你欠我一个男朋友 哈哈哈 说好给我介绍的"],
+#: The R2/R3 facts a held-out set's first reading kept from its hard negatives, by file:
+#: listed so that a new one fails here and a fixed one is struck off (blind5.yaml's two
+#: figurative debts were fixed when it was tuned against, and so were blind6.yaml's two). Every
+#: set keeps none today.
+KNOWN_RISKY: dict[str, list[str]] = {
+    "blind7.yaml": ["姜我从来不吃 不是忌口啊 单纯不爱", "你欠我一次云南之旅 说好的"],
 }
 #: The held-out set's floor until its own first reading is written into FLOORS: what the
-#: blind sets read when first measured (relations 0.82–0.89 precision, 0.39–0.68 recall;
-#: appraisal 0.94–1.00, 0.47–0.80), rounded down — a floor, not a target (tuning against
+#: blind sets read when first measured (relations 0.82–0.94 precision, 0.39–0.74 recall;
+#: appraisal 0.91–1.00, 0.47–0.85), rounded down — a floor, not a target (tuning against
 #: it would make it one more development set).
 FIRST_READING = {"relations": (0.8, 0.35), "appraisal": (0.9, 0.4)}
 
@@ -172,7 +192,7 @@ def test_on_unseen_messages_the_figures_hold_up(
     path: Path, measured: dict[str, Measured], record_property: Callable[[str, object], None]
 ) -> None:
     """Each set was written blind; since issue 22's eighth item its misses are fixed with
-    general rules only (blind.yaml first, then blind2.yaml, blind3.yaml and blind4.yaml; a new blind set
+    general rules only (blind.yaml first, then blind2.yaml … blind6.yaml; a new blind set
     replaces them as held out): their figures are floors to watch (as last measured, less a
     small margin), not targets — docs/companion.md shows them. No R2/R3 fact from their hard
     negatives, as on the corpus."""

@@ -15,7 +15,7 @@ clause is cut again where a conjunction joins two of them without a comma — �
 打不过、不过三十块 — the conjunction dropped; a ？ or laughter after the sentence marks each
 part of it. A reason glued on — 因为、由于、所以 — starts a clause of its own (「不能吃海鲜因为
 痛风」 is 「不能吃海鲜」 and 「因为痛风」; not 是因为、之所以), and a clause that only takes back the
-one before it — 不对、不、说错了、口误 — marks that one a ``denial``: 「我欠你一万个赞，不对，是欠你
+one before it — 不对、不、说错了、口误、算了、才怪 — marks that one a ``denial``: 「我欠你一万个赞，不对，是欠你
 二十块」 is read as 「是欠你二十块」. Each clause then loses what opens or closes it without meaning anything:
 openers (嗯、哦、对了、其实、说真的、我跟你说、记住、不过、但是、还有、顺便说一句…) and trailing
 particles (吧、啊、呀、呢、哦、嘛、啦、哈、了…; not the 了 of 吃不了、受不了), so a pattern
@@ -41,12 +41,16 @@ The guard's marks (:data:`GUARDS`), each with its scope:
   男主对女主说…).
 - ``third_party`` (the clause, and the clauses after it in its sentence that name no
   subject of their own): it opens with someone else — 他、她、他们、别人、人家、我妈、我家孩子、
-  我朋友、老公、老伴、孩子、同事、老板… (「我妈对花生过敏，不吃海鲜」: neither clause is the
-  user's; 「…太土了，还是叫我力力吧」 and 「家里就我们俩」 name the user again).
+  我朋友、老公、老伴、孩子、同事、老板、表哥、邻居… (「我妈对花生过敏，不吃海鲜」: neither clause is the
+  user's; 「…太土了，还是叫我力力吧」 and 「家里就我们俩」 name the user again). A name
+  someone else calls the user, taken up by the next clause (「朋友都叫我远远，你也这么叫吧」),
+  is the user's: that clause is not marked.
 - ``joke`` (the whole message; a joke taken back — 「开玩笑的」「骗你的啦」 as a clause of its
   own — only the clauses up to it: 「叫我大哥，开玩笑的，叫我小吴」): 开玩笑、逗你、骗你的、
-  说着玩、闹着玩、说说而已、「反正你也不会真叫」、「这辈子都还不上」….
-- ``laughter`` (the clause, with the emoji after it): 哈哈、嘿嘿、嘻嘻、hhh、233、😂、🤣….
+  说着玩、闹着玩、说说而已、反话 (irony: 「我最爱的就是加班了 哈哈哈哈反话」)、「别当真」、
+  「反正你也不会真叫」、「这辈子都还不上」….
+- ``laughter`` (the clause, with the emoji after it, or a laugh of its own after it:
+  「你欠我一个男朋友 哈哈哈」): 哈哈、嘿嘿、嘻嘻、hhh、233、😂、🤣….
 
 Relation patterns never run on a clause with any mark. An appraisal file chooses, per
 kind, which marks stop it (:mod:`buddy.capabilities.character.appraisal`). Standard
@@ -84,7 +88,9 @@ _JOINED = re.compile(
     r"|(?<![我是就也都正只还又不之])(?=(?:因为|由于|所以)\S))(?=\S)"
 )
 #: A clause that takes back the one before it: 「我欠你一万个赞，不对，是欠你二十块」.
-_CORRECTION = re.compile(r"^(?:不对|不|错了|说错了|我说错了|口误|打错了|更正一下|更正)+$")
+_CORRECTION = re.compile(
+    r"^(?:不对|不|错了|说错了|我说错了|口误|打错了|更正一下|更正|算了?|才怪)+$"
+)
 _QUOTES = re.compile("[「」『』“”‘’\"'《》]")
 _SPACE = re.compile(r"(?<![A-Za-z]) +| +(?![A-Za-z])")
 _OPENERS = re.compile(
@@ -116,7 +122,7 @@ _REPORTED = re.compile(
 _KIN = (
     r"妈妈?|爸爸?|老公|老婆|男朋友|女朋友|男票|女票|对象|朋友(?!们)|同事|室友|同学|孩子|"
     r"儿子|女儿|老板|领导|闺蜜|家人|家里人|上司|舅舅|姑姑|阿姨|叔叔|爷爷|奶奶|外公|外婆|姥姥|姥爷|"
-    r"老伴儿?|老头子|媳妇儿?|婆婆|公公|闺女|孙子|孙女|外孙女?"
+    r"老伴儿?|老头子|媳妇儿?|婆婆|公公|闺女|孙子|孙女|外孙女?|[表堂][哥姐弟妹]|侄[子女]|外甥女?|邻居|小孩"
 )
 _THIRD = re.compile(
     rf"^(?:他|她|它|TA|ta|人家|别人|有人|我(?:的|家的?)?(?:{_KIN}|哥哥?|姐姐?|弟弟?|妹妹?|兄弟)|{_KIN})"
@@ -130,13 +136,19 @@ _DOCTOR = re.compile(
     r"^(?![^，。]*听)[\u4e00-\u9fff]{0,5}?(?:医生|大夫)(?:也|都|一直|早就)?(?:说|讲)(?:了|过)?(?=[^，。]{2})"
 )
 _JOKE = re.compile(
-    r"开玩笑|开个玩笑|逗你|骗你的|说着玩|闹着玩|瞎说的|胡说的|玩笑话|说说而已|随便说说|随口一说|"
-    r"不会真的?(?:叫|喊|这么叫|这么喊|信)|(?:这辈子|下辈子)都?还不[上清起完]|下辈子再?还"
+    r"开玩笑|开个玩笑|逗你|骗你的|(?<!不是)(?:说)?反话|说着玩|闹着玩|瞎说的|胡说的|玩笑话|说说而已|随便说说|随口一说|"
+    r"不会真的?(?:叫|喊|这么叫|这么喊|信)|(?:这辈子|下辈子)都?还不[上清起完]|下辈子再?还|^你?(?:别|不要)太?当真[啊哈哦啦呀]*$"
 )
 #: A joke taken back: 「开玩笑的」 (not 「开个玩笑」, 「跟你开玩笑呢」).
 _RETRACTED = re.compile(
     r"^(?:[^，。]*?(?:开玩笑|逗你|骗你|说着玩|闹着玩|瞎说|胡说)的)+[啦了啊呀哈]*$"
 )
+#: A clause that takes up the name someone else calls the user by: 「你也这么叫吧」.
+_ADOPTED = re.compile(
+    r"^(?:你|您)?(?:以后)?(?:也|就)?(?:可以)?(?:这样|这么|这样子)(?:叫|喊|称呼)我?(?:就行|就好|好|也行)?$"
+)
+#: Someone else's clause that names the user (「爸妈叫我阿宝」).
+_NAMED = re.compile(r"(?:叫|喊)我(?!们)")
 _LAUGHTER = re.compile(r"哈{2,}|呵{2,}|嘿嘿|嘻嘻|[hH]{3,}|233+|lol|LOL|[😂🤣😆😝😜🤪]")
 
 
@@ -218,6 +230,10 @@ def clauses(text: str) -> tuple[Clause, ...]:
             if _CORRECTION.match(body) and found and "question" not in found[-1][1]:
                 # 「…，不对，是…」: the clause before is taken back (after a question, 不 answers it)
                 found[-1][1].add("denial")
+            if not body and found and _LAUGHTER.search(raw):
+                found[-1][1].add("laughter")  # 「你欠我一个男朋友 哈哈哈」: laughter of its own
+            if _ADOPTED.match(body) and found and _NAMED.search(found[-1][0]):
+                found[-1][1].discard("third_party")  # 「朋友都叫我远远，你也这么叫吧」
             if body and len(found) < CLAUSES_MAX:
                 found.append((body, marks))
         if any(end in tail for end in _ENDS):

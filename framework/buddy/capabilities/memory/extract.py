@@ -21,6 +21,7 @@ them off the reply path.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -46,6 +47,19 @@ __all__ = [
 TEXT_CHARS = 2000
 #: Facts kept from one message, at most (the rest is dropped and counted).
 FACTS_MAX = 8
+
+#: A pattern's text value that holds these is doubtful and the pattern takes nothing (the
+#: extractor model gets the message): a function word or an adverb run into it (「反正」,
+#: 「其实X」), a verb of speech or instruction (「教练说晚上碳水」「备赛期间别喝奶茶」: someone's
+#: words, not the thing), a question tag closing it (「柱子中不」).
+_DOUBTFUL = re.compile(
+    r"反正|其实|就是|还是|然后|不过|可是|而且|总之|毕竟|好像|也许|可能|"
+    r"(?<![小])说(?!唱|书)|[让叫]我|别(?![墅针致扭])|要(?![塞素])|"
+    r"(?:中不中?|行不行?|好不好?|对不对?|成不成?|可以不|[行好对成中]吗)$"
+)
+#: A clause that says the value is several things (「海带紫菜都别吃」「炸鸡奶茶都不吃」): a
+#: value of four characters or more before 都 or 全, not split into items, is doubtful.
+_SEVERAL = "(?:我?也?[都全])"
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,10 +142,15 @@ def from_patterns(memory: AutoMemory, text: str, budget: Budget | None = None) -
     someone else's words or someone else, a joke, laughter) is skipped. Each relation's
     patterns are searched in each clause in order, the first match giving that relation's
     fact for that clause — one per match of a group the pattern repeats (「我对花生和芒果
-    过敏」: two) — or, for an ``amends`` pattern, filling slots of the fact an
-    earlier clause took (「我对花生过敏，很严重」); for a ``delta`` relation, a change that
+    过敏」: two) — or, for an ``amends`` pattern, filling slots of the facts an
+    earlier clause took (「我对花生过敏，很严重」; 「我对虾蟹都过敏，严重的那种」: both); a text
+    value that is doubtful (a function word, a verb of speech or instruction or a question
+    tag in it, or one value the clause says is several things: 「海带紫菜都别吃」) takes
+    nothing from that relation in that clause — the extractor model gets the message; for a ``delta`` relation, a change that
     names no item replaces the balance an earlier clause stated (「欠你的三顿饭，今天还一顿」:
-    -1 顿饭, what happened now); a pattern with ``if_said`` or
+    -1 顿饭, what happened now) and a balance said after a repayment is no new debt
+    (「我还你五十，还差你五十」), while two amounts of the same sign for one debt take
+    nothing (「你欠我五十……你还欠我二十」: which is owed is not said); a pattern with ``if_said`` or
     ``unless_said`` counts only when that is (or is not) found in the message. The same
     fact twice is one; of two facts of a ``set`` relation with the same key, the later
     clause's stands (「我叫林小满，叫我满满就好」), and a later marked clause that would give
@@ -144,6 +163,8 @@ def from_patterns(memory: AutoMemory, text: str, budget: Budget | None = None) -
     message = text[:TEXT_CHARS].strip()
     facts: list[Fact] = []
     dropped: list[str] = []
+    unclear: set[tuple[str, tuple[Any, ...]]] = set()  # delta keys given two amounts
+    last: dict[str, list[Fact]] = {}  # each relation's facts from the last clause that gave some
     for clause in clauses(message):
         for spec in memory.relations:
             earlier = next((f for f in reversed(facts) if f.relation == spec.name), None)
@@ -158,9 +179,24 @@ def from_patterns(memory: AutoMemory, text: str, budget: Budget | None = None) -
             if earlier is not None and amended:
                 if taken[0] not in facts:
                     facts[facts.index(earlier)] = taken[0]
+                if spec.effect != "delta":  # 「我对虾蟹都过敏，严重的那种」: both are severe
+                    said = {k: v for k, v in taken[0].slots.items() if k not in earlier.slots}
+                    facts = [
+                        Fact(f.relation, {**f.slots, **said}, f.modality, f.source)
+                        if f in last.get(spec.name, []) and not set(said) & set(f.slots)
+                        else f
+                        for f in facts
+                    ]
                 continue
+            last[spec.name] = taken
             for fact in taken:
-                if fact in facts:
+                if fact in facts or _left(spec, fact, facts):
+                    continue
+                key = (spec.name, tuple(fact.slots.get(k) for k in spec.key))
+                if spec.effect == "delta" and (key in unclear or _another(spec, fact, facts)):
+                    # 「你欠我五十……你还欠我二十」: which amount is owed is not said
+                    unclear.add(key)
+                    facts = [f for f in facts if not _same_key(spec, f, fact)]
                     continue
                 if spec.effect == "set":
                     facts = [f for f in facts if not _same_key(spec, f, fact)]
@@ -215,7 +251,11 @@ def _clause_facts(
                 continue  # said already: 「我对花生过敏，很严重，不过有点」 keeps the first
             slots, modality = {**earlier.slots, **slots}, earlier.modality
         taken: list[Fact] = []
-        for each in [slots] if pattern.amends else _each(spec, match, slots, pattern.negative):
+        several = [slots] if pattern.amends else _each(spec, match, slots, pattern.negative)
+        if _doubtful(spec, match, text, len(several) > 1):
+            dropped.append(f"pattern {spec.name}: a doubtful value, left to the model")
+            return None
+        for each in several:
             problem = _problem(spec, each, modality)
             if problem is not None:
                 dropped.append(f"pattern {problem}")
@@ -226,13 +266,28 @@ def _clause_facts(
     return None
 
 
+def _doubtful(spec: RelationSpec, match: Any, text: str, split: bool) -> bool:
+    """Whether a text group ``match`` took from the clause ``text`` is doubtful
+    (:data:`_DOUBTFUL`), or one value of four characters or more the clause says is
+    several things (:data:`_SEVERAL`; not when the pattern split it into items)."""
+    for name, value in match.groupdict().items():
+        if value is None or spec.slot(name).type != "text":
+            continue
+        if _DOUBTFUL.search(clean(value)):
+            return True
+        if not split and len(value) >= 4 and re.search(re.escape(value) + _SEVERAL, text):
+            return True
+    return False
+
+
 def _repaid(
     spec: RelationSpec, slots: dict[str, Any], earlier: Fact | None
 ) -> dict[str, Any] | None:
-    """For a ``delta`` relation, a change that names no item (「今天还一顿」) after the message
-    stated a balance (「欠你的三顿饭」): the earlier fact's missing slots filled in, to replace
-    it — the balance said is where the change comes from, the change is what is kept. ``None``
-    otherwise (another relation, nothing missing, no earlier positive fact of the same parties)."""
+    """For a ``delta`` relation, a repayment after the message stated a balance — one that
+    names no item (「欠你的三顿饭，今天还一顿」) or the same one (「我欠你二十五块，还你十五块」):
+    the earlier fact's missing slots filled in, to replace it — the balance said is where the
+    change comes from, the change is what is kept. ``None`` otherwise (another relation, no
+    earlier positive fact, a slot the change names — parties, item, unit — that differs)."""
     if (
         spec.effect != "delta"
         or earlier is None
@@ -240,14 +295,44 @@ def _repaid(
     ):
         return None
     before = earlier.slots.get(spec.value)
+    if not isinstance(before, int | float) or before <= 0 or slots[spec.value] >= 0:
+        return None
+    # every slot the change names is the balance's (「欠你两杯奶茶，还一顿」 repays nothing said)
+    if any(
+        k in earlier.slots and earlier.slots[k] != v for k, v in slots.items() if k != spec.value
+    ):
+        return None
     missing = [s.name for s in spec.slots if s.required and s.name not in slots]
-    if not missing or not isinstance(before, int | float) or before <= 0 or slots[spec.value] >= 0:
-        return None
-    if any(earlier.slots.get(k) != slots[k] for k in spec.key if k in slots):
-        return None
     if any(name not in earlier.slots for name in missing):
         return None
     return {**earlier.slots, **slots}
+
+
+def _another(spec: RelationSpec, fact: Fact, facts: list[Fact]) -> bool:
+    """Whether the message gave ``fact``'s debt (a ``delta`` key) another amount of the same
+    sign already: two balances that do not say how they relate."""
+    value = fact.slots.get(spec.value)
+    return isinstance(value, int | float) and any(
+        _same_key(spec, old, fact)
+        and isinstance(old.slots.get(spec.value), int | float)
+        and (old.slots[spec.value] > 0) == (value > 0)
+        for old in facts
+    )
+
+
+def _left(spec: RelationSpec, fact: Fact, facts: list[Fact]) -> bool:
+    """For a ``delta`` relation, whether ``fact`` is what is left of a debt the message
+    repaid earlier (「我还你五十，还差你五十」「今天还了你两杯，还剩一杯」): the balance said
+    after a repayment is where it stands, not more owed — the repayment is what is kept."""
+    value = fact.slots.get(spec.value)
+    if spec.effect != "delta" or not isinstance(value, int | float) or value <= 0:
+        return False
+    return any(
+        _same_key(spec, old, fact)
+        and isinstance(old.slots.get(spec.value), int | float)
+        and old.slots[spec.value] < 0
+        for old in facts
+    )
 
 
 def _each(
