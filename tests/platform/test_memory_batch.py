@@ -6,8 +6,10 @@ gateway delivers."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 from typing import Any
 
+import fastapi.routing
 import httpx
 import pytest
 
@@ -19,6 +21,7 @@ from buddy.capabilities.memory.limits import (
     MEMORY_TOTAL_BYTES,
 )
 from buddy.platform.client import Backoff, HttpPlatformClient
+from buddy.platform.dev.app import REQUEST_BODY_BYTES
 from tests.platform.conftest import Dev
 from tests.platform.test_memory import URL, at, entries, put
 
@@ -295,3 +298,77 @@ async def test_the_in_process_platform_knows_each_revision_without_a_read(
         assert listed["revision"] == 3
     finally:
         await platform.close()
+
+
+async def test_a_batch_is_answered_alike_on_the_routes_short_path_and_fastapis(
+    dev: Dev, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A client's ordinary batch (a bearer token, one conversation header, an
+    ``application/json`` body that validates) skips FastAPI's dependency machinery; any
+    other request is FastAPI's. Both answer alike, and a refusal comes in the same order:
+    the token before the body's rules, a body that is not JSON before the token."""
+    conv = await dev.conversation()
+    headers = dev.auth(conv["id"])
+    body = b'{"writes": [{"key": "a", "text": "1"}]}'
+    solved = []
+    real = fastapi.routing.solve_dependencies  # type: ignore[attr-defined]
+
+    async def solve(**kwargs: Any) -> Any:
+        solved.append(kwargs["request"].headers["content-type"])
+        return await real(**kwargs)
+
+    monkeypatch.setattr(fastapi.routing, "solve_dependencies", solve)
+    answers = []
+    for kind in ("application/json", "application/json; charset=utf-8"):  # short, FastAPI's
+        answer = await dev.http.post(URL, headers={**headers, "Content-Type": kind}, content=body)
+        answers.append(answer)
+    assert solved == ["application/json; charset=utf-8"]
+    short, full = answers
+    assert (short.status_code, full.status_code) == (200, 200)
+    assert [k for k, _ in short.headers.items()] == [k for k, _ in full.headers.items()]
+    assert short.headers["content-type"] == full.headers["content-type"] == "application/json"
+    assert short.headers["content-length"] == str(len(short.content))  # the time's digits vary
+    assert (short.json()["revision"], full.json()["revision"]) == (1, 2)
+    assert list(short.json()) == list(full.json()) == ["revision", "updated_at"]
+    cases = [
+        ("Bearer nope", conv["id"], body, 401, "unauthorized"),
+        (
+            "Bearer nope",
+            conv["id"],
+            b'{"writes": [{"key": "a b", "text": "1"}]}',
+            401,
+            "unauthorized",
+        ),
+        ("Bearer nope", conv["id"], b"{not json", 400, "invalid_request"),
+        ("Basic abc", conv["id"], body, 401, "unauthorized"),
+        (f"Bearer {dev.token}", "c_nobody", body, 404, "conversation_not_found"),
+        (f"Bearer {dev.token}", conv["id"], b"", 400, "invalid_request"),
+        (f"Bearer {dev.token}", conv["id"], b"null", 400, "invalid_request"),
+        (
+            f"Bearer {dev.token}",
+            conv["id"],
+            b'{"writes": [{"key": "a b", "text": "1"}]}',
+            400,
+            "memory_key_invalid",
+        ),
+    ]
+    for auth, cid, content, status, code in cases:
+        sent = {"Authorization": auth, "X-Conversation-Id": cid, "Content-Type": "application/json"}
+        answer = await dev.http.post(URL, headers=sent, content=content)
+        assert (answer.status_code, answer.json()["code"]) == (status, code), (auth, content)
+    repeated = [
+        *headers.items(),
+        ("X-Conversation-Id", "c_other"),
+        ("Content-Type", "application/json"),
+    ]
+    answer = await dev.http.post(URL, headers=repeated, content=body)  # the first, as FastAPI
+    assert (answer.status_code, answer.json()["revision"]) == (200, 3)
+    big = b'{"writes": [{"key": "a", "text": "' + b"x" * REQUEST_BODY_BYTES + b'"}]}'
+
+    async def chunked() -> AsyncIterator[bytes]:  # no declared length: refused as it is read
+        for start in range(0, len(big), 1 << 20):
+            yield big[start : start + (1 << 20)]
+
+    sent = {**headers, "Content-Type": "application/json"}
+    answer = await dev.http.post(URL, headers=sent, content=chunked())
+    assert (answer.status_code, answer.json()["code"]) == (413, "payload_too_large")

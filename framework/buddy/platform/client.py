@@ -199,7 +199,7 @@ class HttpPlatformClient(PlatformClient):
         headers: dict[str, str],
         content: bytes | None,
         params: Mapping[str, Any] | None,
-    ) -> httpx.Response:
+    ) -> httpx.Response | Answer:
         """One HTTP exchange with the platform through httpx (a subclass may carry it
         otherwise: the in-process platform hands it to its app directly)."""
         return await self._http.request(

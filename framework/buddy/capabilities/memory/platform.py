@@ -12,12 +12,18 @@ memory back (docs/protocol.md §6).
 
 from __future__ import annotations
 
+import json
 import sqlite3
-from typing import Annotated
+from collections.abc import Callable, Coroutine
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Header, Path, Request
+from fastapi.responses import Response
+from fastapi.routing import APIRoute
+from fastapi.security.utils import get_authorization_scheme_param
 from pydantic import AfterValidator
 from starlette.convertors import Convertor, register_url_convertor
+from starlette.exceptions import HTTPException
 
 from buddy.capabilities.memory.limits import (
     MEMORY_KEY_CHARS,
@@ -40,6 +46,7 @@ from buddy.platform.dev.core import (
     conversation,
     conversation_in,
     identity,
+    identity_of_token,
     platform_of,
 )
 from buddy.platform.limits import Refusal
@@ -200,7 +207,6 @@ async def list_memory(request: Request, conv: Conv) -> MemoryList:
     return await platform_of(request).store.read(fetch)
 
 
-@router.post("", response_model=MemoryApplied)
 async def apply_memory(
     request: Request, who: Who, conversation_id: ConversationId, body: MemoryBatch
 ) -> MemoryApplied:
@@ -230,6 +236,81 @@ async def apply_memory(
     applied = await platform.store.write(apply)
     platform.moved(PART, conversation_id, applied.revision)
     return applied
+
+
+try:  # FastAPI's request telemetry (OpenTelemetry), in the versions that have it
+    from fastapi.telemetry._api import _get_request_telemetry
+
+    _telemetry: Callable[[], object | None] = _get_request_telemetry
+except ImportError:  # pragma: no cover - older FastAPI
+    _telemetry = lambda: None  # noqa: E731
+
+
+Handler = Callable[[Request], Coroutine[Any, Any, Response]]
+
+
+class _BatchRoute(APIRoute):
+    """``POST /internal/v1/memory`` — the save of automatic memory, once per message — with
+    the request a client of the protocol sends handled without FastAPI's dependency
+    machinery, a third of the app's handling of a batch (the token, the header and the
+    body solved one by one, each through its own layers): a bearer token, one
+    ``X-Conversation-Id``, an ``application/json`` body that parses and validates (by the
+    route's own body field) go to :func:`apply_memory` directly — the same token check,
+    the same handler, the same answer. Every other request (no token, a body that does
+    not parse or validate, another content type, FastAPI's telemetry on) is FastAPI's,
+    so each refusal is the one it was, in the same order. The route, its parameters and
+    so the OpenAPI document are FastAPI's as declared."""
+
+    def get_route_handler(self) -> Handler:
+        standard = super().get_route_handler()
+        body_field = self.body_field
+        assert body_field is not None
+
+        async def handle(request: Request) -> Response:
+            headers = request.headers
+            scheme, token = get_authorization_scheme_param(headers.get("authorization"))
+            conversation_ids = headers.getlist("x-conversation-id")
+            if (
+                scheme.lower() != "bearer"
+                or not token
+                or len(conversation_ids) != 1
+                or headers.get("content-type") != "application/json"
+                or _telemetry() is not None
+            ):
+                return await standard(request)
+            try:
+                raw = await request.body()  # kept by the request: FastAPI's reads it there
+            except HTTPException:  # over the size limit: raised on, as FastAPI does
+                raise
+            except Exception:
+                return await standard(request)
+            try:
+                data = json.loads(raw) if raw else None
+            except ValueError:
+                return await standard(request)
+            if data is None:
+                return await standard(request)
+            try:
+                batch, errors = body_field.validate(data, {}, loc=("body",))
+            except Exception:  # FastAPI's field API as another version has it: its path
+                return await standard(request)
+            if errors:
+                return await standard(request)
+            who = await identity_of_token(platform_of(request), token)
+            applied = await apply_memory(request, who, conversation_ids[0], batch)
+            # As FastAPI answers a response model: its JSON, by alias.
+            return Response(applied.model_dump_json(by_alias=True), media_type="application/json")
+
+        return handle
+
+
+router.add_api_route(
+    "",
+    apply_memory,
+    methods=["POST"],
+    response_model=MemoryApplied,
+    route_class_override=_BatchRoute,
+)
 
 
 @router.put("/{key:memory_key}", response_model=MemoryWritten)

@@ -50,7 +50,7 @@ _RECORD_SCHEMA_PROBLEMS = (Unresolvable, RecursionError)
 class ValidatorCache:
     """Record validators by (identity, type), rebuilt only when the type's schemas change.
 
-    Used on the store's single worker thread only, so it needs no lock.
+    Used inside the store's transactions only, which run one at a time, so it needs no lock.
 
     Attributes:
         builds: How many times a type's validators were built (for tests).

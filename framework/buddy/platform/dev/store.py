@@ -1,7 +1,11 @@
 """SQLite storage for the dev platform, off the event loop.
 
-One connection lives on one worker thread: every read and write runs there, so the event
-loop never blocks on disk and writes are serialised without locks. The database runs in
+One connection lives on one worker thread: every read and write of a database file runs
+there, so the event loop never blocks on disk and writes are serialised. An in-memory
+database (``":memory:"``: ``buddy.Agent``'s platform, ``buddy test``'s) has no disk to wait
+for, and handing each transaction to the thread and back cost more than the transaction:
+its transactions run on the calling thread, whole (nothing awaits inside one), one at a
+time (a lock, for a store used from more than one thread). The database runs in
 WAL mode with ``synchronous=FULL``: a write whose transaction returned has reached the
 disk before the HTTP response that acknowledges it is sent, so a ``kill -9`` loses nothing
 that was acknowledged. Transactions that changed rows are counted (:attr:`Store.changes`):
@@ -55,6 +59,8 @@ class Store:
         self._conn: sqlite3.Connection | None = None
         self.changes = 0  # transactions committed that changed rows, so far
         self._changed = asyncio.Event()  # set, and replaced, at each of them
+        self._inline = path == ":memory:"  # transactions run on the caller's thread
+        self._lock = threading.Lock()  # one transaction at a time, whatever the thread
 
     def _open(self) -> None:
         conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
@@ -89,20 +95,26 @@ class Store:
         conn = self._conn
         if conn is None:
             raise RuntimeError("the store is not open")
-        before = conn.total_changes
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            result = fn(conn)
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
-        return result, conn.total_changes != before
+        with self._lock:
+            before = conn.total_changes
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                result = fn(conn)
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+            return result, conn.total_changes != before
 
     async def _run(self, fn: Callable[[sqlite3.Connection], T]) -> T:
-        result, changed = await asyncio.get_running_loop().run_in_executor(
-            self._executor, self._transaction, fn
-        )
+        if self._inline:
+            # Nothing to wait for in memory: the hand-off to the worker thread and back
+            # costs more than the statements themselves, so they run here.
+            result, changed = self._transaction(fn)
+        else:
+            result, changed = await asyncio.get_running_loop().run_in_executor(
+                self._executor, self._transaction, fn
+            )
         if changed:
             self.changes += 1
             event, self._changed = self._changed, asyncio.Event()
