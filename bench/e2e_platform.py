@@ -776,21 +776,33 @@ def _group(file: str, function: str) -> str:
     return "other stdlib"
 
 
-def print_profile(stats_file: Path, n: int, party: str = "buddy", top: int = 25) -> None:
-    """A process's profile on stderr: own time by package, then the top functions."""
-    stats = pstats.Stats(str(stats_file))
+def own_time_by_package(stats: pstats.Stats) -> Counter[str]:
+    """A profile's own time (seconds) summed by the package each function belongs to."""
     rows: dict[tuple[str, int, str], Any] = stats.stats  # type: ignore[attr-defined]
     groups: Counter[str] = Counter()
     for (file, _, function), row in rows.items():
         groups[_group(file, function)] += row[2]
+    return groups
+
+
+def print_shares(groups: Counter[str], out: IO[str]) -> None:
+    """The packages' shares of the profile (0.5% and more) as a Markdown table."""
     total = sum(groups.values())
-    out = sys.stderr
-    print(f"\n{party} process: {n} turns, {total:.3f} s profiled", file=out)
-    print(f"({total / n * 1e3:.2f} ms of CPU per turn under cProfile's CPU clock)\n", file=out)
     print("| own time in | share |\n|---|---|", file=out)
     for group, seconds in groups.most_common():
         if seconds / total >= 0.005:
             print(f"| {group} | {seconds / total:.1%} |", file=out)
+
+
+def print_profile(stats_file: Path, n: int, party: str = "buddy", top: int = 25) -> None:
+    """A process's profile on stderr: own time by package, then the top functions."""
+    stats = pstats.Stats(str(stats_file))
+    out = sys.stderr
+    groups = own_time_by_package(stats)
+    total = sum(groups.values())
+    print(f"\n{party} process: {n} turns, {total:.3f} s profiled", file=out)
+    print(f"({total / n * 1e3:.2f} ms of CPU per turn under cProfile's CPU clock)\n", file=out)
+    print_shares(groups, out)
     stats.stream = out  # type: ignore[attr-defined]
     stats.sort_stats("tottime").print_stats(top)
     stats.sort_stats("cumulative").print_stats(top)

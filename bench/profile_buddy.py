@@ -18,12 +18,12 @@ import argparse
 import asyncio
 import cProfile
 import pstats
-from collections import Counter
+import sys
 from typing import Any
 
 import buddy_peer as p
 from _harness import WARMUP_TURNS
-from e2e_platform import IDENTITY, _Users
+from e2e_platform import IDENTITY, _Users, own_time_by_package, print_shares
 
 from buddy.testing.local import LocalPlatform, running_buddy
 
@@ -88,36 +88,6 @@ def _w2(n: int) -> None:
     pstats.Stats(profile).sort_stats("tottime").print_stats(15)
 
 
-def _group(file: str, function: str) -> str:
-    packages = (
-        "h11", "httpx", "httpcore", "uvicorn", "starlette", "fastapi", "anyio", "pydantic",
-        "websockets", "jinja2", "jsonschema", "asyncio", "concurrent", "json", "sqlite3",
-        "email", "urllib",
-    )  # fmt: skip
-    if "importlib" in file or any(
-        name in function for name in ("posix.stat", "_imp.", "builtins.__import__")
-    ):
-        return "import system (httpcore's per-call `import sniffio`, when it is missing)"
-    if "/buddy/platform/dev/" in file or "/buddy/platform/protocol/" in file:
-        return "buddy dev platform (buddy.platform.dev, protocol models)"
-    if "/buddy/platform/" in file:
-        return "buddy platform client and conversation object"
-    if "/buddy/" in file:
-        return "buddy runtime, models, compile (agent loop, server)"
-    if "/bench/" in file:
-        return "bench (driver, scripted model)"
-    for package in packages:
-        if f"/{package}/" in file:
-            return package
-    if file == "~":
-        return (
-            f"C: {function}"
-            if "poll" in function
-            else "C functions (sockets, thread hand-offs, builtins)"
-        )
-    return "other Python (stdlib)"
-
-
 def _e2e(n: int) -> None:
     async def run() -> cProfile.Profile:
         async with LocalPlatform() as platform:
@@ -136,16 +106,10 @@ def _e2e(n: int) -> None:
             await users.http.aclose()
         return profile
 
-    stats = _stats(asyncio.run(run()))
-    groups: Counter[str] = Counter()
-    for (file, _, function), row in stats.items():
-        groups[_group(file, function)] += row[2]
+    groups = own_time_by_package(pstats.Stats(asyncio.run(run())))
     total = sum(groups.values())
     print(f"{n} turns, {total:.3f} s profiled ({total / n * 1e3:.1f} ms/turn under cProfile)\n")
-    print("| own time in | share |\n|---|---|")
-    for group, seconds in groups.most_common():
-        if seconds / total >= 0.005:
-            print(f"| {group} | {seconds / total:.1%} |")
+    print_shares(groups, sys.stdout)
 
 
 def main() -> None:
