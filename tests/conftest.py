@@ -16,6 +16,9 @@ from buddy.extend import AUTOLOAD_OFF
 # Capabilities installed in the environment do not join the suite's buddies (as pytest's
 # PYTEST_DISABLE_PLUGIN_AUTOLOAD): a test that wants one registers it (tests/capabilities).
 os.environ.setdefault(AUTOLOAD_OFF, "1")
+# The suite's `buddy` subprocesses run in their own process and start no warm start server
+# (docs/cli.md#warm-start); tests/test_warm.py turns it on for its own.
+os.environ["BUDDY_WARM"] = "0"
 
 from buddy.testing.local import LocalPlatform
 

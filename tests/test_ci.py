@@ -217,7 +217,7 @@ def test_the_replay_step_runs_in_a_shallow_clone(tmp_path: Path) -> None:
     done = subprocess.run(
         ["bash", "-e", "-c", replay["run"]],
         cwd=checkout,
-        env={k: v for k, v in env.items() if not k.startswith("BUDDY_")},
+        env={**{k: v for k, v in env.items() if not k.startswith("BUDDY_")}, "BUDDY_WARM": "0"},
         capture_output=True,
         text=True,
         check=False,

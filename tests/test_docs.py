@@ -170,9 +170,11 @@ def _shown(doc: str, command: str) -> list[str]:
 
 
 def _buddy(args: list[str], cwd: Path, **env: str) -> tuple[int, str]:
-    """``python -m buddy ARGS`` with no model key and no ``BUDDY_*`` variable but ``env``."""
+    """``python -m buddy ARGS`` with no model key and no ``BUDDY_*`` variable but ``env``
+    (and ``BUDDY_WARM=0``: no warm start server left behind)."""
     clean = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     clean = {k: v for k, v in clean.items() if not k.startswith("BUDDY_")}
+    clean["BUDDY_WARM"] = "0"
     done = subprocess.run(
         [sys.executable, "-m", "buddy", *args],
         cwd=cwd,

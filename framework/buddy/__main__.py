@@ -1,5 +1,6 @@
-"""``python -m buddy`` runs the command line."""
+"""``python -m buddy`` runs the command line: through a warm start server when one can run
+the command (buddy.cli.warm), else in this process."""
 
-from buddy.cli.main import main
+from buddy.cli.warm import entry
 
-raise SystemExit(main())
+raise SystemExit(entry())

@@ -85,6 +85,7 @@ COMMANDS = (
     "patterns",
     "dev",
     "platform",
+    "warm",
 )
 
 
@@ -240,7 +241,23 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
         help="token of the /dev endpoints (default: $BUDDY_PLATFORM_ADMIN_TOKEN, else the one "
         "stored in the database, else a new one that is printed)",
     )
+
+    _add_warm(sub)
     return parser
+
+
+def _add_warm(sub: Any) -> None:
+    warm = sub.add_parser(
+        "warm",
+        help="show or stop the warm start server (docs/cli.md#warm-start)",
+        description="The warm start server runs validate, render, schema, diff and patterns "
+        "in a process forked from one that imported buddy already. `status` shows the server "
+        "of this interpreter (exit 1 when none runs); `stop` stops it.",
+    )
+    warm.add_argument("action", nargs="?", choices=("status", "stop"), default="status")
+    warm.add_argument(
+        "--all", action="store_true", help="every server of this user, not only this one's"
+    )
 
 
 def _card_commands(sub: Any) -> None:
@@ -414,6 +431,10 @@ def _run(argv: Sequence[str] | None) -> int:
         from buddy.cli.serve import platform
 
         return platform(args.db, args.host, args.port, args.admin_token)
+    if args.command == "warm":
+        from buddy.cli.warm import command
+
+        return command(args.action, every=args.all)
     profile = getattr(args, "profile", None) or os.environ.get("BUDDY_PROFILE") or None
     model = getattr(args, "model", None) or os.environ.get("BUDDY_MODEL") or None
     if args.command == "validate":
