@@ -5,19 +5,30 @@ Each test builds two copies of a small project — a shared persona template, a 
 and a relation spec of the project's own, one buddy using all three, and a scenario file
 with a private quarrel, a fact said twice and a group greeting — changes one thing on
 the new side and reads what the replay says.
+
+The sides run in this process (:class:`_InProcess` stands for the pools of
+:class:`~buddy.review.replay.Sides`; what crosses to a side and back is still pickled): the
+projects here have no plugins, so two versions of one never meet. Two tests keep the
+sides' own processes: :data:`IN_PROCESSES`, and the example of docs/review.md (the example
+buddies' plugins, both versions).
 """
 
 from __future__ import annotations
 
+import pickle
 import re
 import shutil
 import tempfile
+from collections.abc import Callable
+from concurrent.futures import Future
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from buddy.cli.main import main
 from buddy.compile.persona import BUILT_IN_PACK, EXAMPLE_NOW
+from buddy.review import replay as replay_module
 from buddy.review.replay_side import SideJob, run_side
 from buddy.review.report import COMMENT_MARKER
 from tests.conftest import REPO
@@ -99,10 +110,38 @@ def _edit(path: Path, old: str, new: str) -> None:
     path.write_text(text.replace(old, new, 1), encoding="utf-8")
 
 
+#: Tests whose sides run in processes of their own, as `buddy diff --replay` runs them.
+IN_PROCESSES = {"test_a_trait_number_shows_as_a_mood_change_at_the_step_it_bites"}
+
+
+class _InProcess:
+    """A process pool of one that runs each job in this process when it is submitted; the
+    job and its result are pickled and read back, as they would be crossing processes."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        pass
+
+    def submit(self, fn: Callable[..., Any], *args: Any) -> Future[Any]:
+        future: Future[Any] = Future()
+        try:
+            result = fn(*pickle.loads(pickle.dumps(args)))
+            future.set_result(pickle.loads(pickle.dumps(result)))
+        except BaseException as exc:  # as a pool gives it: on .result()
+            future.set_exception(exc)
+        return future
+
+    def shutdown(self, *args: object, **kwargs: object) -> None:
+        pass
+
+
 @pytest.fixture
-def sides(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+def sides(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> tuple[Path, Path]:
     """`old` and `new`, two identical copies of the project; the working directory is
-    their parent."""
+    their parent. The sides run in this process unless the test is in :data:`IN_PROCESSES`."""
+    if request.node.name not in IN_PROCESSES:
+        monkeypatch.setattr(replay_module, "ProcessPoolExecutor", _InProcess)
     for side in ("old", "new"):
         for name, text in FILES.items():
             path = tmp_path / side / name

@@ -66,6 +66,15 @@ PYTHON_TEST = "def test_python():\n    assert True\n"
 QUIET = ("-p", "no:schemathesis", "-p", "no:hypothesispytest", "-p", "no:cacheprovider")
 
 
+@pytest.fixture(autouse=True)
+def _bytecode_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The runs may keep the bytecode of what they import, even where this process writes
+    none (``PYTHONDONTWRITEBYTECODE``): pytest rewrites the asserts of every module of a
+    plugin's package (buddy's, for its plugin), and each run after the first reads them
+    rewritten instead of rewriting them again."""
+    monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
+
+
 @pytest.fixture
 def project(pytester: pytest.Pytester) -> pytest.Pytester:
     """A project with Python tests in `tests/` and one buddy, `tiny/`, whose scenario

@@ -276,7 +276,7 @@ raw_yaml: st.SearchStrategy[str] = st.lists(
 # ---------------------------------------------------------------- 1. arbitrary YAML
 
 
-@_fuzz(300)
+@_fuzz(150)
 @given(text=dumped())
 def test_any_yaml_document_loads_or_is_located(examples: Path, text: str) -> None:
     """Random plain data dumped as YAML: a blueprint or located issues, nothing else."""
@@ -412,7 +412,7 @@ def _safe_load(text: str) -> Any:
         return None
 
 
-@_fuzz(400)
+@_fuzz(200)
 @given(case=mutated())
 def test_mutated_examples_load_or_are_located(examples: Path, case: tuple[str, bytes]) -> None:
     """The example manifests, mutated: a blueprint or located issues, nothing else."""
@@ -489,7 +489,7 @@ templates: st.SearchStrategy[str] = st.lists(
 ).map("".join)
 
 
-@_fuzz(300)
+@_fuzz(150)
 @given(template=templates)
 @example(template="{% extends 'fuzz.md.j2' %}")  # extends itself
 @example(template="{% include 'nope.j2' %}")
@@ -523,7 +523,7 @@ extends_targets = st.one_of(
 )
 
 
-@_fuzz(200)
+@_fuzz(100)
 @given(target=extends_targets, base=dumped() | raw_yaml, back=st.booleans())
 def test_random_extends_loads_or_is_located(
     examples: Path, target: str, base: str, back: bool
