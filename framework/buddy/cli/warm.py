@@ -38,7 +38,6 @@ _OFF = frozenset({"0", "off", "false", "no"})
 _HANDSHAKE_S = 1.0
 _IDLE_S = 600.0
 _FORWARDED = ("SIGINT", "SIGTERM", "SIGHUP")
-_FORWARDED_NUMBERS = (2, 15, 1)  # their numbers on Linux
 _SOCKET_MAX = 107  # bytes of sun_path, less the terminating NUL
 
 
@@ -831,7 +830,7 @@ class _Server:
                 continue
             if request.state == "go" and message.get("go") is True:
                 self._fork(request)
-            elif request.state == "running" and message.get("signal") in _FORWARDED_NUMBERS:
+            elif request.state == "running" and message.get("signal") in _forwarded():
                 _signal(request, message["signal"])
 
     def _request(self, request: _Request, message: dict[str, Any]) -> None:
@@ -951,6 +950,13 @@ def _signal(request: _Request, signum: int) -> None:
 
     with contextlib.suppress(OSError):
         signal.pidfd_send_signal(request.pidfd, signum)
+
+
+def _forwarded() -> set[int]:
+    """The numbers of the signals a client forwards to its command (:data:`_FORWARDED`)."""
+    import signal
+
+    return {int(getattr(signal, name)) for name in _FORWARDED}
 
 
 def _idle_seconds() -> float:
