@@ -145,8 +145,8 @@ async def main() -> int:
     client = HttpPlatformClient(sys.argv[1], sys.argv[2])
     try:
         async for event in client.events():
-            print("event", event.id, flush=True)
             await client.ack(event.id)
+            print("event", event.id, flush=True)
     except SupersededError:
         return 3
     finally:
@@ -170,6 +170,8 @@ async def test_a_superseded_process_logs_the_cause_and_exits(live: Dev) -> None:
     )
     await _say(live, conv["id"], "first")
     assert old.stdout is not None
+    # The consumer prints after its ack returns: an event still unacked when
+    # the newer process connects is redelivered to it, as the contract says.
     line = await asyncio.wait_for(old.stdout.readline(), 20)
     assert line.startswith(b"event ")
     newer = _client(live)
