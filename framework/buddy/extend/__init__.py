@@ -25,6 +25,7 @@ registry.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -141,16 +142,23 @@ def resolve(reference: str) -> Any:
     return getattr(importlib.import_module(module), attribute)
 
 
-def persona_layer(blueprint: Blueprint, *, example: bool) -> dict[str, Any]:
+def persona_layer(
+    blueprint: Blueprint, *, example: bool, given: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
     """What persona templates see of the buddy's sections (``memory``, ``character``,
     ``lore`` …), by key: a representative example (``buddy validate``, ``render``,
-    ``diff``), or a conversation's before anything is known. Read from the blueprint, so
-    a start from the cache needs no registry."""
-    return {
+    ``diff``), or a conversation's before anything is known — with what a turn's layers
+    ``given`` (by key) in place of a section's own, which is then not computed (the lore
+    scan of a turn runs once). Read from the blueprint, so a start from the cache needs
+    no registry."""
+    given = given or {}
+    context = {
         key: resolve(reference)(blueprint.sections[key], example)
         for key, reference in blueprint.prompts
-        if key in blueprint.sections
+        if key in blueprint.sections and key not in given
     }
+    context.update(given)
+    return context
 
 
 def conversation_layers(

@@ -220,9 +220,10 @@ class TurnRunner:
     ) -> str:
         """The turn's system prompt (kept in :attr:`sent`, with the ``injected`` messages
         the turn's history gets)."""
-        context = persona_layer(self.blueprint, example=False)
+        given: dict[str, Any] = {}
         for part in layered:
-            context.update(part.context)
+            given.update(part.context)
+        context = persona_layer(self.blueprint, example=False, given=given)
         prompt, landings = system_prompt(
             self.blueprint.persona,
             self.blueprint.placements,
