@@ -163,6 +163,27 @@ def test_first_call_starts_a_server_that_serves_the_next(warm: Warm) -> None:
     assert oct((warm.runtime / "buddy").stat().st_mode & 0o777) == "0o700"
 
 
+def _shape(line: str) -> str:
+    """A status line with what differs between two servers made alike: the socket's
+    folder, its name's key, and every number."""
+    key, _, value = line.partition(": ")
+    if key == "socket":
+        value = re.sub(r"[0-9a-f]{16}", "<key>", Path(value).name)
+    return f"{key}: {re.sub(r'[0-9]+', '<n>', value)}"
+
+
+def test_the_status_example_in_docs_cli_md_is_what_status_prints(warm: Warm) -> None:
+    doc = (REPO / "docs" / "cli.md").read_text(encoding="utf-8")
+    example = re.search(r"```text\n\$ buddy warm status\n(.*?)```", doc, re.DOTALL)
+    assert example is not None, "docs/cli.md has no `buddy warm status` example"
+    warm.run("validate", "manifests/aunt-tu")
+    warm.server()
+    printed = warm.run("warm", "status")
+    assert printed.returncode == 0, printed.stderr
+    lines = printed.stdout.decode().splitlines()
+    assert [_shape(x) for x in example.group(1).splitlines()] == [_shape(x) for x in lines]
+
+
 def test_output_is_the_same_as_in_process(warm: Warm, tmp_path: Path) -> None:
     broken = tmp_path / "broken"
     broken.mkdir()
