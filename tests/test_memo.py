@@ -13,6 +13,7 @@ import buddy
 from buddy.compile import memo
 from buddy.manifest import tool_models
 from tests.conftest import MINIMAL, Write
+from tests.test_memory_relations import SPEC  # a relation file with patterns and examples
 
 TOOL = """\
 tools:
@@ -25,27 +26,6 @@ tools:
       required: [word]
 """
 PLUGIN = {"plugins/__init__.py": "", "plugins/tools.py": "def lookup(conversation, params): ...\n"}
-SPEC = """\
-relation: owes
-version: 1
-title: 欠
-note: 测试用。
-risk: R2
-slots:
-  debtor: { type: party, required: true }
-  item: { type: text, required: true, max_chars: 10 }
-  quantity: { type: number, required: true }
-value: quantity
-writers: [debtor]
-effect: delta
-delta: { allow_negative: false }
-admission: assisted
-confirmation: explicit
-conflict: dispute
-patterns:
-  - match: '^我欠你(?P<quantity>[0-9]+)碗(?P<item>面)$'
-    slots: { debtor: user }
-"""
 MEMORY = "memory:\n  relations: [relations/owes.yaml]\n"
 
 
