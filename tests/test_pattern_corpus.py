@@ -43,11 +43,16 @@ HELD_OUT_5 = CORPUS / "blind5.yaml"
 #: at relations 0.88/0.64 (appraisal 0.91/0.85, 2 R2/R3 facts from hard negatives: two
 #: figurative debts), then tuned against (a development held-out too).
 HELD_OUT_6 = CORPUS / "blind6.yaml"
+#: The seventh blind set: held out while blind6.yaml was tuned against, first measured unseen
+#: at relations 0.92/0.65 (appraisal 0.95/0.70, 2 R2/R3 facts from hard negatives: a denied
+#: dietary rule taken for one, 「姜我从来不吃 不是忌口啊」, and a trip owed, 「你欠我一次云南之旅」),
+#: then tuned against (a development held-out too).
+HELD_OUT_7 = CORPUS / "blind7.yaml"
 #: The blind sets tuned against, in the order they were written.
-TUNED = (HELD_OUT, HELD_OUT_2, HELD_OUT_3, HELD_OUT_4, HELD_OUT_5, HELD_OUT_6)
+TUNED = (HELD_OUT, HELD_OUT_2, HELD_OUT_3, HELD_OUT_4, HELD_OUT_5, HELD_OUT_6, HELD_OUT_7)
 #: The held-out set: written blind after the patterns' last change, and not tuned against —
 #: docs/companion.md shows its first reading. None while the next one is being written.
-BLIND: Path | None = CORPUS / "blind7.yaml"
+BLIND: Path | None = None
 ALL = (DEV, *TUNED, *((BLIND,) if BLIND is not None else ()))
 COMPANION_MD = (REPO / "docs" / "companion.md").read_text(encoding="utf-8")
 #: What a hard negative may be labelled as.
@@ -119,7 +124,7 @@ def test_the_corpus_is_big_enough_and_the_held_out_set_is_unseen() -> None:
     sixth = [m.say for m in _labelled(HELD_OUT_6).messages]
     assert len(set(sixth)) == len(sixth)
     assert not set(sixth) & (before | set(fifth))
-    seventh = [m.say for m in _labelled(CORPUS / "blind7.yaml").messages]
+    seventh = [m.say for m in _labelled(HELD_OUT_7).messages]
     assert len(set(seventh)) == len(seventh)
     assert not set(seventh) & (before | set(fifth) | set(sixth))
     if BLIND is not None:  # unseen: none of its messages is in another set
@@ -163,21 +168,18 @@ def test_no_r2_or_r3_fact_comes_from_a_hard_negative(measured: dict[str, Measure
 #: measured, less a small margin.
 FLOORS = {
     HELD_OUT.name: {"relations": (0.99, 0.78), "appraisal": (0.99, 0.98)},
-    HELD_OUT_2.name: {"relations": (0.97, 0.80), "appraisal": (0.97, 0.72)},
+    HELD_OUT_2.name: {"relations": (0.97, 0.80), "appraisal": (0.97, 0.73)},
     HELD_OUT_3.name: {"relations": (0.98, 0.77), "appraisal": (0.99, 0.83)},
     HELD_OUT_4.name: {"relations": (0.98, 0.79), "appraisal": (0.99, 0.81)},
-    HELD_OUT_5.name: {"relations": (0.99, 0.81), "appraisal": (0.99, 0.69)},
-    HELD_OUT_6.name: {"relations": (0.99, 0.69), "appraisal": (0.95, 0.84)},
-    # held out: its first reading (relations 0.92/0.65, appraisal 0.95/0.70), less a margin
-    "blind7.yaml": {"relations": (0.91, 0.64), "appraisal": (0.94, 0.69)},
+    HELD_OUT_5.name: {"relations": (0.99, 0.82), "appraisal": (0.99, 0.69)},
+    HELD_OUT_6.name: {"relations": (0.99, 0.72), "appraisal": (0.95, 0.88)},
+    HELD_OUT_7.name: {"relations": (0.99, 0.80), "appraisal": (0.97, 0.86)},
 }
 #: The R2/R3 facts a held-out set's first reading kept from its hard negatives, by file:
 #: listed so that a new one fails here and a fixed one is struck off (blind5.yaml's two
-#: figurative debts were fixed when it was tuned against, and so were blind6.yaml's two). Every
-#: set keeps none today.
-KNOWN_RISKY: dict[str, list[str]] = {
-    "blind7.yaml": ["姜我从来不吃 不是忌口啊 单纯不爱", "你欠我一次云南之旅 说好的"],
-}
+#: figurative debts were fixed when it was tuned against, and so were blind6.yaml's two and
+#: blind7.yaml's denied dietary rule and trip owed). Every set keeps none today.
+KNOWN_RISKY: dict[str, list[str]] = {}
 #: The held-out set's floor until its own first reading is written into FLOORS: what the
 #: blind sets read when first measured (relations 0.82–0.94 precision, 0.39–0.74 recall;
 #: appraisal 0.91–1.00, 0.47–0.85), rounded down — a floor, not a target (tuning against
@@ -192,7 +194,7 @@ def test_on_unseen_messages_the_figures_hold_up(
     path: Path, measured: dict[str, Measured], record_property: Callable[[str, object], None]
 ) -> None:
     """Each set was written blind; since issue 22's eighth item its misses are fixed with
-    general rules only (blind.yaml first, then blind2.yaml … blind6.yaml; a new blind set
+    general rules only (blind.yaml first, then blind2.yaml … blind7.yaml; a new blind set
     replaces them as held out): their figures are floors to watch (as last measured, less a
     small margin), not targets — docs/companion.md shows them. No R2/R3 fact from their hard
     negatives, as on the corpus."""

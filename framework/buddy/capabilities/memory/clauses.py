@@ -17,7 +17,7 @@ part of it. A reason glued on — 因为、由于、所以 — starts a clause o
 痛风」 is 「不能吃海鲜」 and 「因为痛风」; not 是因为、之所以), and a clause that only takes back the
 one before it — 不对、不、说错了、口误、算了、才怪 — marks that one a ``denial``: 「我欠你一万个赞，不对，是欠你
 二十块」 is read as 「是欠你二十块」. Each clause then loses what opens or closes it without meaning anything:
-openers (嗯、哦、对了、其实、说真的、我跟你说、记住、不过、但是、还有、顺便说一句…) and trailing
+openers (嗯、哦、对了、其实、说真的、我跟你说、记住、不过、但是、可 before 我、还有、顺便说一句…) and trailing
 particles (吧、啊、呀、呢、哦、嘛、啦、哈、了…; not the 了 of 吃不了、受不了), so a pattern
 written ``^叫我(?P<value>…)$`` reads 「以后叫我小鱼吧～」's clause 「叫我小鱼」 as the author
 meant. A doctor's words are about the user, not someone else's: 「医生说我对青霉素过敏」
@@ -48,7 +48,8 @@ The guard's marks (:data:`GUARDS`), each with its scope:
 - ``joke`` (the whole message; a joke taken back — 「开玩笑的」「骗你的啦」 as a clause of its
   own — only the clauses up to it: 「叫我大哥，开玩笑的，叫我小吴」): 开玩笑、逗你、骗你的、
   说着玩、闹着玩、说说而已、反话 (irony: 「我最爱的就是加班了 哈哈哈哈反话」)、「别当真」、
-  「反正你也不会真叫」、「这辈子都还不上」….
+  「反正你也不会真叫」、「这辈子都还不上」…, and irony an emoji carries — 🙃, or 🙂 after a
+  cheer (「堵车我最喜欢了 真开心哦🙂」; not a plain 🙂).
 - ``laughter`` (the clause, with the emoji after it, or a laugh of its own after it:
   「你欠我一个男朋友 哈哈哈」): 哈哈、嘿嘿、嘻嘻、hhh、233、😂、🤣….
 
@@ -96,7 +97,7 @@ _SPACE = re.compile(r"(?<![A-Za-z]) +| +(?![A-Za-z])")
 _OPENERS = re.compile(
     r"^(?:(?:嗯|哦|噢|喔|诶|欸|哎呀|哎哟|哎|唉|呃|啊|哈|嘿|em+)+|对了|其实|另外|顺便说(?:一句|一下|下)|顺便提一句|顺便|话说|"
     r"说真的|老实说|说实话|我?跟你说(?!话|不通)|我?告诉你(?:说)?(?!话)|记住|记着|好的|好吧|OK|ok|"
-    r"说起来|不过(?![0-9零一二两三四五六七八九十百千几敏])|但是?(?![愿凡])|可是|可惜|然后|而且|"
+    r"说起来|不过(?![0-9零一二两三四五六七八九十百千几敏])|但是?(?![愿凡])|可是|可(?=我)|可惜|然后|而且|"
     r"还有(?=我|你)|u1s1|您好|嗨)+"
 )
 _PARTICLES = re.compile(r"(?:[吧啊呀呢哦嘛啦哈哟喔噢呗咯啰嘞捏哇嗷耶嘿嘻]|(?<!不)了|h{2,}|233+)+$")
@@ -139,13 +140,17 @@ _JOKE = re.compile(
     r"开玩笑|开个玩笑|逗你|骗你的|(?<!不是)(?:说)?反话|说着玩|闹着玩|瞎说的|胡说的|玩笑话|说说而已|随便说说|随口一说|"
     r"不会真的?(?:叫|喊|这么叫|这么喊|信)|(?:这辈子|下辈子)都?还不[上清起完]|下辈子再?还|^你?(?:别|不要)太?当真[啊哈哦啦呀]*$"
 )
+#: Irony carried by an emoji (the whole message): 🙃, or 🙂 closing a cheer —
+#: 「我太喜欢加班了 谁不喜欢呢🙃」「堵车我最喜欢了 真开心哦🙂」; not a plain 🙂 (「叫我小美🙂」).
+_IRONY = re.compile(r"🙃|(?:开心|高兴|幸福|快乐|真棒|真爽|真行)[哦啊呀呢啦哈了～~！!]*🙂")
 #: A joke taken back: 「开玩笑的」 (not 「开个玩笑」, 「跟你开玩笑呢」).
 _RETRACTED = re.compile(
     r"^(?:[^，。]*?(?:开玩笑|逗你|骗你|说着玩|闹着玩|瞎说|胡说)的)+[啦了啊呀哈]*$"
 )
-#: A clause that takes up the name someone else calls the user by: 「你也这么叫吧」.
+#: A clause that takes up the name someone else calls the user by: 「你也这么叫吧」「你也喊嘛」
+#: 「你也这么叫得了」.
 _ADOPTED = re.compile(
-    r"^(?:你|您)?(?:以后)?(?:也|就)?(?:可以)?(?:这样|这么|这样子)(?:叫|喊|称呼)我?(?:就行|就好|好|也行)?$"
+    r"^(?:你|您)?(?:以后)?(?:也|就)?(?:可以)?(?:这样|这么|这样子)?(?:叫|喊|称呼)我?(?:就行|就好|好|也行|得)?$"
 )
 #: Someone else's clause that names the user (「爸妈叫我阿宝」).
 _NAMED = re.compile(r"(?:叫|喊)我(?!们)")
@@ -195,6 +200,8 @@ def clauses(text: str) -> tuple[Clause, ...]:
     # 「叫我大哥，开玩笑的，叫我小吴」: a joke taken back marks what came before it only.
     retracted = all(_RETRACTED.search(parts[index]) for index in jokes)
     joke_end = (jokes[-1] if retracted else len(parts)) if jokes else -1
+    if _IRONY.search(text):
+        joke_end = len(parts)  # 「堵车我最喜欢了 真开心哦🙂」: irony, the whole message
     found: list[tuple[str, set[str]]] = []
     carried: set[str] = set()  # hypothetical, reported, third_party: on to the sentence's end
     for index in range(0, len(parts), 2):

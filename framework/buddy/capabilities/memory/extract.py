@@ -57,9 +57,16 @@ _DOUBTFUL = re.compile(
     r"(?<![小])说(?!唱|书)|[让叫]我|别(?![墅针致扭])|要(?![塞素])|"
     r"(?:中不中?|行不行?|好不好?|对不对?|成不成?|可以不|[行好对成中]吗)$"
 )
+#: What opens a value without being what is done: a time of day and a going out
+#: (「我喜欢晚上出去跑步」「周末出门爬山」 are 跑步, 爬山; not 「出去玩」, too short to be an activity).
+_OUTING = re.compile(
+    r"^(?:早上|早晨|上午|中午|下午|傍晚|晚上|夜里|周末|下班后?|放学后?|没事|有空|平时)?(?:出去|出门)(?=\S{2})"
+)
 #: A clause that says the value is several things (「海带紫菜都别吃」「炸鸡奶茶都不吃」): a
 #: value of four characters or more before 都 or 全, not split into items, is doubtful.
 _SEVERAL = "(?:我?也?[都全])"
+#: A value that is two things joined (「榴莲和螺蛳粉」): one fact each when the clause says both.
+_JOINED_VALUE = re.compile(r"([\u4e00-\u9fff]{1,5})[和跟与]([\u4e00-\u9fff]{1,5})")
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,7 +129,8 @@ def _typed(spec: RelationSpec, name: str, text: str, negative: bool) -> Any:
     estimate stays text and is refused by the slot check), negated for the value slot of
     a ``negative`` pattern; a day said with its year as a ``date`` (「2025年6月1号」,
     :func:`~buddy.capabilities.memory.numbers.spoken_date`); a text without the particles
-    and punctuation around it."""
+    and punctuation around it, nor a time of day and a going out before what is done
+    (「晚上出去跑步」「周末出门爬山」 are 跑步, 爬山: :data:`_OUTING`)."""
     slot = spec.slot(name)
     if slot.type == "date":
         return spoken_date(text) or text  # refused by the slot check when not a day
@@ -131,7 +139,7 @@ def _typed(spec: RelationSpec, name: str, text: str, negative: bool) -> Any:
         if number is None:
             return text  # refused by the slot check
         return -number if negative and name == spec.value else number
-    return clean(text) if slot.type == "text" else text
+    return _OUTING.sub("", clean(text)) if slot.type == "text" else text
 
 
 def from_patterns(memory: AutoMemory, text: str, budget: Budget | None = None) -> Extracted:
@@ -150,7 +158,9 @@ def from_patterns(memory: AutoMemory, text: str, budget: Budget | None = None) -
     names no item replaces the balance an earlier clause stated (「欠你的三顿饭，今天还一顿」:
     -1 顿饭, what happened now) and a balance said after a repayment is no new debt
     (「我还你五十，还差你五十」), while two amounts of the same sign for one debt take
-    nothing (「你欠我五十……你还欠我二十」: which is owed is not said); a pattern with ``if_said`` or
+    nothing (「你欠我五十……你还欠我二十」: which is owed is not said), and for a ``set`` relation a
+    doubtful value in a later clause takes away the earlier fact of its key (「俺叫二柱 你就叫俺
+    柱子中不」: the model gets the message); a pattern with ``if_said`` or
     ``unless_said`` counts only when that is (or is not) found in the message. The same
     fact twice is one; of two facts of a ``set`` relation with the same key, the later
     clause's stands (「我叫林小满，叫我满满就好」), and a later marked clause that would give
@@ -172,7 +182,12 @@ def from_patterns(memory: AutoMemory, text: str, budget: Budget | None = None) -
                 if spec.effect == "set" and earlier is not None:
                     facts = _unsure(spec, facts, clause.text, message, budget)
                 continue
-            found = _clause_facts(spec, clause.text, message, earlier, budget, dropped)
+            doubted: list[dict[str, Any]] = []
+            found = _clause_facts(spec, clause.text, message, earlier, budget, dropped, doubted)
+            if doubted and spec.effect == "set":
+                # 「俺叫二柱 你就叫俺柱子中不」: a later value left to the model replaces the earlier
+                # one of its key, so neither is kept — the model gets the message
+                facts = [f for f in facts if not any(_keyed(spec, f, slots) for slots in doubted)]
             if found is None:
                 continue
             taken, amended = found
@@ -204,6 +219,13 @@ def from_patterns(memory: AutoMemory, text: str, budget: Budget | None = None) -
     return Extracted(tuple(facts[:FACTS_MAX]), None, tuple(dropped))
 
 
+def _keyed(spec: RelationSpec, fact: Fact, slots: dict[str, Any]) -> bool:
+    """Whether ``fact`` is of ``spec`` and has the key ``slots`` give (every key slot said)."""
+    return fact.relation == spec.name and all(
+        k in slots and fact.slots.get(k) == slots[k] for k in spec.key
+    )
+
+
 def _same_key(spec: RelationSpec, old: Fact, new: Fact) -> bool:
     return old.relation == spec.name and all(old.slots.get(k) == new.slots.get(k) for k in spec.key)
 
@@ -226,11 +248,13 @@ def _clause_facts(
     earlier: Fact | None,
     budget: Budget,
     dropped: list[str],
+    doubted: list[dict[str, Any]] | None = None,
 ) -> tuple[list[Fact], bool] | None:
     """The facts ``spec``'s first matching pattern takes from one clause of ``message``
     — one, or one per match of a group the pattern repeats (「我对花生和芒果过敏」:
     ``(?:(?P<item>…)和)+``) — and whether it is ``earlier`` (the last fact of ``spec`` in
-    the message) with slots an ``amends`` pattern filled rather than a new one."""
+    the message) with slots an ``amends`` pattern filled rather than a new one. A
+    doubtful value takes nothing; its slots go to ``doubted`` (when given)."""
     owner = f"relation {spec.name}"
     for pattern in spec.patterns:
         if pattern.amends and earlier is None:
@@ -252,8 +276,12 @@ def _clause_facts(
             slots, modality = {**earlier.slots, **slots}, earlier.modality
         taken: list[Fact] = []
         several = [slots] if pattern.amends else _each(spec, match, slots, pattern.negative)
+        if len(several) == 1 and not pattern.amends:
+            several = _joined(spec, match, text, slots)
         if _doubtful(spec, match, text, len(several) > 1):
             dropped.append(f"pattern {spec.name}: a doubtful value, left to the model")
+            if doubted is not None:
+                doubted.extend(several)
             return None
         for each in several:
             problem = _problem(spec, each, modality)
@@ -352,6 +380,21 @@ def _each(
         {**slots, **{n: _typed(spec, n, found[i], negative) for n, found in repeated.items()}}
         for i in range(counts.pop())
     ]
+
+
+def _joined(
+    spec: RelationSpec, match: Any, text: str, slots: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """``slots`` once per thing of a text value that is two things joined by 和、跟 or 与 which
+    the clause says are both (都, :data:`_SEVERAL`): 「榴莲和螺蛳粉我都爱」 is 榴莲 and 螺蛳粉 —
+    else ``[slots]`` (「海带紫菜都别吃」, not joined, stays one doubtful value)."""
+    for name, value in match.groupdict().items():
+        if value is None or spec.slot(name).type != "text":
+            continue
+        parts = _JOINED_VALUE.fullmatch(value)
+        if parts is not None and re.search(re.escape(value) + _SEVERAL, text):
+            return [{**slots, name: clean(part)} for part in parts.groups()]
+    return [slots]
 
 
 def _said(
