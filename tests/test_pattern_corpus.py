@@ -52,7 +52,7 @@ HELD_OUT_7 = CORPUS / "blind7.yaml"
 TUNED = (HELD_OUT, HELD_OUT_2, HELD_OUT_3, HELD_OUT_4, HELD_OUT_5, HELD_OUT_6, HELD_OUT_7)
 #: The held-out set: written blind after the patterns' last change, and not tuned against —
 #: docs/companion.md shows its first reading. None while the next one is being written.
-BLIND: Path | None = None
+BLIND: Path | None = CORPUS / "blind8.yaml"
 ALL = (DEV, *TUNED, *((BLIND,) if BLIND is not None else ()))
 COMPANION_MD = (REPO / "docs" / "companion.md").read_text(encoding="utf-8")
 #: What a hard negative may be labelled as.
@@ -174,6 +174,8 @@ FLOORS = {
     HELD_OUT_5.name: {"relations": (0.99, 0.82), "appraisal": (0.99, 0.69)},
     HELD_OUT_6.name: {"relations": (0.99, 0.72), "appraisal": (0.95, 0.88)},
     HELD_OUT_7.name: {"relations": (0.99, 0.80), "appraisal": (0.97, 0.86)},
+    # the held-out set: its first reading (0.93/0.70, appraisal 0.95/0.82), less a margin
+    "blind8.yaml": {"relations": (0.92, 0.69), "appraisal": (0.94, 0.81)},
 }
 #: The R2/R3 facts a held-out set's first reading kept from its hard negatives, by file:
 #: listed so that a new one fails here and a fixed one is struck off (blind5.yaml's two
