@@ -106,13 +106,18 @@ def _identity() -> dict[str, Any]:
     }
 
 
-def _key(identity: dict[str, Any]) -> str:
-    """The staleness key: the identity, then (name, size, mtime_ns) of every ``.py`` file
-    of buddy's package and the mtime_ns of each folder on ``sys.path`` (a package installed
-    or removed there changes it)."""
+def _digest(identity: dict[str, Any]) -> Any:
+    """The identity's hash (its socket's name, and where its staleness key starts)."""
     import json
 
-    digest = _blake2b(json.dumps(identity, sort_keys=True).encode("utf-8", "replace"))
+    return _blake2b(json.dumps(identity, sort_keys=True).encode("utf-8", "replace"))
+
+
+def _key(identity: dict[str, Any], digest: Any = None) -> str:
+    """The staleness key: the identity (its :func:`_digest` when given), then (name, size,
+    mtime_ns) of every ``.py`` file of buddy's package and the mtime_ns of each folder on
+    ``sys.path`` (a package installed or removed there changes it)."""
+    digest = (digest or _digest(identity)).copy()
     files: list[str] = []
     pending = list(identity["package"])
     while pending:
@@ -156,13 +161,11 @@ class _Place:
     """The socket and lock file of the server for this interpreter and ``sys.path``."""
 
     def __init__(self, folder: str, identity: dict[str, Any]) -> None:
-        import json
-
-        name = _blake2b(json.dumps(identity, sort_keys=True).encode("utf-8", "replace"))
-        stem = os.path.join(folder, "warm-" + name.hexdigest()[:16])
+        self.identity = identity
+        self.digest = _digest(identity)
+        stem = os.path.join(folder, "warm-" + self.digest.hexdigest()[:16])
         self.socket = stem + ".sock"
         self.lock = stem + ".lock"
-        self.identity = identity
 
     def fits(self) -> bool:
         return len(os.fsencode(self.socket)) <= _SOCKET_MAX
@@ -205,7 +208,7 @@ def _client(argv: list[str]) -> int | None:
         place = _place()
         if place is None:
             return None
-        key = _key(place.identity)
+        key = _key(place.identity, place.digest)
         request = {
             "op": "run",
             "key": key,
@@ -403,7 +406,7 @@ def command(action: str, every: bool = False) -> int:
         print("buddy warm: the socket folder is not private (see docs/cli.md#warm-start)")
         return 1
     place = _Place(folder, _identity())
-    key = _key(place.identity)
+    key = _key(place.identity, place.digest)
     paths = sorted(glob.glob(os.path.join(folder, "warm-*.sock"))) if every else [place.socket]
     if not enabled():
         print("warm start is off here (BUDDY_WARM=0, or not Linux)")
