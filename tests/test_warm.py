@@ -348,7 +348,9 @@ def test_sigint_to_the_client_ends_the_child(warm: Warm, tmp_path: Path) -> None
 
 
 def test_idle_server_exits(tmp_path: Path, package: Path) -> None:
-    user = Warm(tmp_path, package, BUDDY_WARM_IDLE="1")
+    # Long enough for the first `warm status` (a cold process: a second or two on a loaded
+    # machine) to find the server before it exits: with 1 s the server was gone first.
+    user = Warm(tmp_path, package, BUDDY_WARM_IDLE="4")
     try:
         user.run("validate", "manifests/aunt-tu")
         status = user.server()
