@@ -23,11 +23,15 @@ from tests.conftest import MINIMAL, Write
 SHIPPED = "[preference, nickname, debt, allergy, household, training_goal]"
 
 
-@pytest.fixture
-def memory(write: Write) -> AutoMemory:
-    found: AutoMemory | None = buddy.load(
-        write({"buddy.yaml": MINIMAL + f"memory:\n  auto: true\n  relations: {SHIPPED}\n"})
-    ).sections["memory"]
+@pytest.fixture(scope="module")
+def memory(tmp_path_factory: pytest.TempPathFactory) -> AutoMemory:
+    """The shipped relations as a buddy declares them, compiled once for the module (a
+    compiled section is immutable)."""
+    project = tmp_path_factory.mktemp("shipped")
+    (project / "pyproject.toml").write_text("")
+    manifest = project / "buddy.yaml"
+    manifest.write_text(MINIMAL + f"memory:\n  auto: true\n  relations: {SHIPPED}\n", "utf-8")
+    found: AutoMemory | None = buddy.load(manifest).sections["memory"]
     assert found is not None
     return found
 
