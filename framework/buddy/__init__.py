@@ -1,20 +1,22 @@
 """buddy — declarative chat companions: one ``buddy.yaml``, validated, compiled and run.
 
-The package root stays light so the ``buddy`` command starts fast: the loader and its
-dependencies (pydantic, Jinja2, PyYAML) are imported on first use of :func:`load`.
+The package root imports nothing, so the ``buddy`` command starts fast (a warm start's
+client reads only ``__path__`` and ``__version__``): the loader and its dependencies
+(pydantic, Jinja2, PyYAML) are imported on first use of :func:`load`, the errors (and
+with them ``typing`` and ``dataclasses``) on first use of one.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
-from buddy.errors import BuddyError, Issue, ManifestError, PlatformError, ToolError
-
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from buddy.capabilities.data.datasets import DATA_ACCESS_CAPABILITIES
     from buddy.compile.blueprint import Blueprint
     from buddy.compile.cache import load
     from buddy.compile.compiler import check
+    from buddy.errors import BuddyError, Issue, ManifestError, PlatformError, ToolError
     from buddy.runtime.agent import Agent
 
 __version__ = "0.1.0"
@@ -39,6 +41,9 @@ _LAZY = {
     "Blueprint": "buddy.compile.blueprint",
     "DATA_ACCESS_CAPABILITIES": "buddy.capabilities.data.datasets",
     "Agent": "buddy.runtime.agent",
+    **dict.fromkeys(
+        ("BuddyError", "Issue", "ManifestError", "PlatformError", "ToolError"), "buddy.errors"
+    ),
 }
 
 

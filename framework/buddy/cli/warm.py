@@ -23,7 +23,10 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["WARM_COMMANDS", "command", "enabled", "entry", "serve"]
 
