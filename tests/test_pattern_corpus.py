@@ -48,11 +48,26 @@ HELD_OUT_6 = CORPUS / "blind6.yaml"
 #: dietary rule taken for one, 「姜我从来不吃 不是忌口啊」, and a trip owed, 「你欠我一次云南之旅」),
 #: then tuned against (a development held-out too).
 HELD_OUT_7 = CORPUS / "blind7.yaml"
+#: The eighth blind set: held out while blind7.yaml was tuned against, first measured unseen
+#: at relations 0.92/0.70 (appraisal 0.95/0.82, no R2/R3 fact from hard negatives; 0.93/0.70
+#: once one label was aligned to the conventions), then tuned against (a development
+#: held-out too).
+HELD_OUT_8 = CORPUS / "blind8.yaml"
 #: The blind sets tuned against, in the order they were written.
-TUNED = (HELD_OUT, HELD_OUT_2, HELD_OUT_3, HELD_OUT_4, HELD_OUT_5, HELD_OUT_6, HELD_OUT_7)
+TUNED = (
+    HELD_OUT,
+    HELD_OUT_2,
+    HELD_OUT_3,
+    HELD_OUT_4,
+    HELD_OUT_5,
+    HELD_OUT_6,
+    HELD_OUT_7,
+    HELD_OUT_8,
+)
 #: The held-out set: written blind after the patterns' last change, and not tuned against —
-#: docs/companion.md shows its first reading. None while the next one is being written.
-BLIND: Path | None = CORPUS / "blind8.yaml"
+#: docs/companion.md shows its first reading. None while the next one (blind9.yaml) is being
+#: written.
+BLIND: Path | None = None
 ALL = (DEV, *TUNED, *((BLIND,) if BLIND is not None else ()))
 COMPANION_MD = (REPO / "docs" / "companion.md").read_text(encoding="utf-8")
 #: What a hard negative may be labelled as.
@@ -127,6 +142,9 @@ def test_the_corpus_is_big_enough_and_the_held_out_set_is_unseen() -> None:
     seventh = [m.say for m in _labelled(HELD_OUT_7).messages]
     assert len(set(seventh)) == len(seventh)
     assert not set(seventh) & (before | set(fifth) | set(sixth))
+    eighth = [m.say for m in _labelled(HELD_OUT_8).messages]
+    assert len(set(eighth)) == len(eighth)
+    assert not set(eighth) & (before | set(fifth) | set(sixth) | set(seventh))
     if BLIND is not None:  # unseen: none of its messages is in another set
         blind = [m.say for m in _labelled(BLIND).messages]
         assert len(set(blind)) == len(blind)
@@ -174,8 +192,7 @@ FLOORS = {
     HELD_OUT_5.name: {"relations": (0.99, 0.82), "appraisal": (0.99, 0.69)},
     HELD_OUT_6.name: {"relations": (0.99, 0.72), "appraisal": (0.95, 0.88)},
     HELD_OUT_7.name: {"relations": (0.99, 0.80), "appraisal": (0.97, 0.86)},
-    # the held-out set: its first reading (0.93/0.70, appraisal 0.95/0.82), less a margin
-    "blind8.yaml": {"relations": (0.92, 0.69), "appraisal": (0.94, 0.81)},
+    HELD_OUT_8.name: {"relations": (0.98, 0.72), "appraisal": (0.95, 0.81)},
 }
 #: The R2/R3 facts a held-out set's first reading kept from its hard negatives, by file:
 #: listed so that a new one fails here and a fixed one is struck off (blind5.yaml's two
@@ -196,7 +213,7 @@ def test_on_unseen_messages_the_figures_hold_up(
     path: Path, measured: dict[str, Measured], record_property: Callable[[str, object], None]
 ) -> None:
     """Each set was written blind; since issue 22's eighth item its misses are fixed with
-    general rules only (blind.yaml first, then blind2.yaml … blind7.yaml; a new blind set
+    general rules only (blind.yaml first, then blind2.yaml … blind8.yaml; a new blind set
     replaces them as held out): their figures are floors to watch (as last measured, less a
     small margin), not targets — docs/companion.md shows them. No R2/R3 fact from their hard
     negatives, as on the corpus."""

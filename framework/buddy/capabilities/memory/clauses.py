@@ -6,7 +6,8 @@ becoming a fact, whatever a relation's own pattern says.
 A message is cut into clauses at ，。！？；、：～ (and their ASCII forms), …, brackets, line
 breaks, emoji, ``+`` and ``=`` not before a number (「一个人住+猫毛过敏」, not 「两顿饭+一杯咖啡」),
 a space between two Chinese characters (「我叫小美 不吃香菜」, not before 外加) or after a Latin
-word (「叫我Teddy 我一个人住」: voice input and WeChat leave out the commas), and an aside
+word (「叫我Teddy 我一个人住」: voice input and WeChat leave out the commas) or before an
+acronym that opens a clause of its own (「我要减到标准体重 BMI正常就行」), and an aside
 such as btw or xswl between spaces; not after 目标 (「今年目标：跑一次全马」 is one clause). A
 comma or point between two digits stays (``1,000``, ``2.5``), so does a point inside a Latin
 name (「叫我Dr.Wang」), and another space next to a Latin letter or a digit goes (「我叫 Kevin」 is 「我叫Kevin」). Quotation marks are dropped. A
@@ -29,7 +30,7 @@ The guard's marks (:data:`GUARDS`), each with its scope:
 - ``question`` (the clause): it ends with ？ or 吗/么, or has a question word — 什么、啥、
   怎么、为什么、干嘛、哪、谁、几、多少、如何、是不是、有没有、对吧、是吧、好不好、能不能、
   要不要、要不、来着、难道… — not 不怎么、没什么 (「我不怎么吃肉」), 什么的 (「螃蟹什么的」:
-  and so on) or 说了多少遍 (a reproach). A clause ending in 呢 alone is not a question
+  and so on), 说了多少遍 (a reproach) or 几下 said of a symptom (「挠几下就不痒了」). A clause ending in 呢 alone is not a question
   (「你还欠我一杯咖啡呢」); one with a question word is.
 - ``hypothetical`` (the clause and the rest of its sentence): 如果、要是、假如、假设、万一、
   若是、倘若、假使、的话、要不是、哪怕、即使、就算 (not 就算了, 就算我欠你的, 称呼的话).
@@ -37,8 +38,8 @@ The guard's marks (:data:`GUARDS`), each with its scope:
   opens with 别、不要、不用 (「别叫我宝宝」; not 「特别」). Plain 不 is the patterns'
   business: 「我不吃香菜」 is a fact.
 - ``reported`` (the clause and the rest of its sentence, up to a clause said to the buddy —
-  谢谢…、你…): 听说、据说、有人说, or someone else saying it (他说、我妈说、他对我说、
-  男主对女主说…).
+  谢谢…、你…, not the words right after someone's 「…说」: 「我妈老跟我爸说 你闭嘴吧」): 听说、
+  据说、有人说, or someone else saying it (他说、我妈说、他对我说、男主对女主说…).
 - ``third_party`` (the clause, and the clauses after it in its sentence that name no
   subject of their own): it opens with someone else — 他、她、他们、别人、人家、我妈、我家孩子、
   我朋友、老公、老伴、孩子、同事、老板、表哥、邻居… (「我妈对花生过敏，不吃海鲜」: neither clause is the
@@ -49,7 +50,8 @@ The guard's marks (:data:`GUARDS`), each with its scope:
   own — only the clauses up to it: 「叫我大哥，开玩笑的，叫我小吴」): 开玩笑、逗你、骗你的、
   说着玩、闹着玩、说说而已、反话 (irony: 「我最爱的就是加班了 哈哈哈哈反话」)、「别当真」、
   「反正你也不会真叫」、「这辈子都还不上」…, and irony an emoji carries — 🙃, or 🙂 after a
-  cheer (「堵车我最喜欢了 真开心哦🙂」; not a plain 🙂).
+  cheer or a stance said again with 太、真 (「堵车我最喜欢了 真开心哦🙂」「我喜欢加班 真的 太喜欢了
+  🙂」; not a plain 🙂).
 - ``laughter`` (the clause, with the emoji after it, or a laugh of its own after it:
   「你欠我一个男朋友 哈哈哈」): 哈哈、嘿嘿、嘻嘻、hhh、233、😂、🤣….
 
@@ -79,6 +81,7 @@ _CUT = re.compile(
     rf"((?:[{_ENDS}、～~（）()【】\[\]<>|/\t{_EMOJI}]|(?<!目标)[，：:]|(?<!\d),|,(?!\d)"
     r"|(?<![\dA-Za-z])\.|\.(?![\dA-Za-z])|(?<=\d)\.(?=[A-Za-z])|(?<=[A-Za-z])\.(?=\d)"
     rf"|(?<=[{_HAN}])(?<!目标) +(?=[{_HAN}])(?!外加)|(?<=[A-Za-z]) +(?=[{_HAN}])"
+    rf"|(?<=[{_HAN}]) +(?=[A-Z]{{2,}}(?![吧啊呀呢哦嘛啦哈就])[{_HAN}])"
     r"|(?<!\d)[+＋=＝](?![\d零一二两三四五六七八九十百千俩仨])"
     r"| *(?<![A-Za-z])(?:btw|BTW|Btw|by the way|xswl|awsl|nsdd)(?![A-Za-z]) *)+)"
 )
@@ -104,7 +107,7 @@ _PARTICLES = re.compile(r"(?:[吧啊呀呢哦嘛啦哈哟喔噢呗咯啰嘞捏�
 #: What closes a value without being part of it: 「完赛就行」 is the goal 完赛.
 _ENOUGH = re.compile(r"(?:就行|就好|就可以|就成|就够|而已)$")
 _QUESTION = re.compile(
-    r"(?<![没不])什么(?!的)|啥|(?<!不)怎么|咋|干嘛|干吗|哪|谁|几|多少(?![次遍回])|如何|是不是|是否|有没有|对不对|对吧|是吧|"
+    r"(?<![没不])什么(?!的)|啥|(?<!不)怎么|咋|干嘛|干吗|哪|谁|几(?!下就|下$)|多少(?![次遍回])|如何|是不是|是否|有没有|对不对|对吧|是吧|"
     r"好不好|行不行|能不能|可不可以|会不会|要不要|要不|难道|来着|[吗么][啊呀哈啦呢]*$"
 )
 _HYPOTHETICAL = re.compile(
@@ -131,6 +134,9 @@ _THIRD = re.compile(
 _SELF = re.compile(r"^(?:还是|那就?|要不)?(?:我|你|您|咱|本人|家里|(?:叫|喊|称呼)我)")
 #: A clause said to the buddy ends someone else's words (「她说你很有趣，谢谢你这么耐心」).
 _ADDRESSED = re.compile(r"^(?:谢谢|你|您)")
+#: Someone else's clause that ends on the verb of speech: the next clause is the words said
+#: (「我妈老跟我爸说 你闭嘴吧」), even when it speaks to 你.
+_SAYS = re.compile(r"(?:说|讲|骂|喊|吼)(?:道|着)?$")
 #: A doctor's words are about the user (「医生说我对青霉素过敏」): not someone else's, and the
 #: clause is read without them.
 _DOCTOR = re.compile(
@@ -140,9 +146,12 @@ _JOKE = re.compile(
     r"开玩笑|开个玩笑|逗你|骗你的|(?<!不是)(?:说)?反话|说着玩|闹着玩|瞎说的|胡说的|玩笑话|说说而已|随便说说|随口一说|"
     r"不会真的?(?:叫|喊|这么叫|这么喊|信)|(?:这辈子|下辈子)都?还不[上清起完]|下辈子再?还|^你?(?:别|不要)太?当真[啊哈哦啦呀]*$"
 )
-#: Irony carried by an emoji (the whole message): 🙃, or 🙂 closing a cheer —
-#: 「我太喜欢加班了 谁不喜欢呢🙃」「堵车我最喜欢了 真开心哦🙂」; not a plain 🙂 (「叫我小美🙂」).
-_IRONY = re.compile(r"🙃|(?:开心|高兴|幸福|快乐|真棒|真爽|真行)[哦啊呀呢啦哈了～~！!]*🙂")
+#: Irony carried by an emoji (the whole message): 🙃, or 🙂 closing a cheer or a stance
+#: said again with 太、真 (「堵车我最喜欢了 真开心哦🙂」「我喜欢加班 真的 太喜欢了 🙂」); not a
+#: plain 🙂 (「叫我小美🙂」).
+_IRONY = re.compile(
+    r"🙃|(?:开心|高兴|幸福|快乐|真棒|真爽|真行|(?:太|真是?|好)(?:喜欢|爱)死?)[哦啊呀呢啦哈了～~！!\s]*🙂"
+)
 #: A joke taken back: 「开玩笑的」 (not 「开个玩笑」, 「跟你开玩笑呢」).
 _RETRACTED = re.compile(
     r"^(?:[^，。]*?(?:开玩笑|逗你|骗你|说着玩|闹着玩|瞎说|胡说)的)+[啦了啊呀哈]*$"
@@ -216,9 +225,11 @@ def clauses(text: str) -> tuple[Clause, ...]:
             else:  # 「医生说我对青霉素过敏」 is read as 「我对青霉素过敏」
                 body = said = body[doctor.end() :]
             marks = {"joke"} if index <= joke_end else set()
-            if _SELF.match(body) or _ADDRESSED.match(body):
+            # 「我妈老跟我爸说 你闭嘴吧」: the words said, not said to the buddy
+            quoted = bool(found) and "reported" in found[-1][1] and _SAYS.search(found[-1][0])
+            if not quoted and (_SELF.match(body) or _ADDRESSED.match(body)):
                 carried.discard("third_party")
-            if _ADDRESSED.match(body):
+            if _ADDRESSED.match(body) and not quoted:
                 carried.discard("reported")
             marks |= carried
             if "？" in tail or "?" in tail or _QUESTION.search(said):

@@ -50,10 +50,11 @@ FACTS_MAX = 8
 
 #: A pattern's text value that holds these is doubtful and the pattern takes nothing (the
 #: extractor model gets the message): a function word or an adverb run into it (「反正」,
-#: 「其实X」), a verb of speech or instruction (「教练说晚上碳水」「备赛期间别喝奶茶」: someone's
-#: words, not the thing), a question tag closing it (「柱子中不」).
+#: 「其实X」; 就, so a value that ran on — 「老铁就完事儿」「阿飞就对」 — is not kept), a verb
+#: of speech or instruction (「教练说晚上碳水」「备赛期间别喝奶茶」: someone's words, not the
+#: thing), a question tag closing it (「柱子中不」).
 _DOUBTFUL = re.compile(
-    r"反正|其实|就是|还是|然后|不过|可是|而且|总之|毕竟|好像|也许|可能|"
+    r"反正|其实|就|还是|然后|不过|可是|而且|总之|毕竟|好像|也许|可能|"
     r"(?<![小])说(?!唱|书)|[让叫]我|别(?![墅针致扭])|要(?![塞素])|"
     r"(?:中不中?|行不行?|好不好?|对不对?|成不成?|可以不|[行好对成中]吗)$"
 )
@@ -65,6 +66,16 @@ _OUTING = re.compile(
 #: A clause that says the value is several things (「海带紫菜都别吃」「炸鸡奶茶都不吃」): a
 #: value of four characters or more before 都 or 全, not split into items, is doubtful.
 _SEVERAL = "(?:我?也?[都全])"
+#: A later clause that says how bad it went — a degree, fainting, how soon it passed
+#: (「也就鼻子痒几下 问题不大」「上次打完针直接晕过去了」「忍忍就过去了」; not a plain symptom,
+#: 「一吃就起疹子」, nor 「去医院都得说一声」): for a relation with ``amends`` patterns, when no
+#: pattern read such a clause, the facts it would have amended are doubtful — those still
+#: without the slots the amends patterns fill when the message ends are not kept (an allergy
+#: without its severity), and the extractor model gets the message.
+_AFTERMATH = re.compile(
+    r"晕|昏迷|问题不大|没大碍|不碍事|没啥事|没什么事|一会儿?就好|就过去|就没事|忍忍|几下|而已|罢了|"
+    r"厉害|严重|(?<!年)轻(?![易松])"
+)
 #: A value that is two things joined (「榴莲和螺蛳粉」): one fact each when the clause says both.
 _JOINED_VALUE = re.compile(r"([\u4e00-\u9fff]{1,5})[和跟与]([\u4e00-\u9fff]{1,5})")
 
@@ -154,7 +165,10 @@ def from_patterns(memory: AutoMemory, text: str, budget: Budget | None = None) -
     earlier clause took (「我对花生过敏，很严重」; 「我对虾蟹都过敏，严重的那种」: both); a text
     value that is doubtful (a function word, a verb of speech or instruction or a question
     tag in it, or one value the clause says is several things: 「海带紫菜都别吃」) takes
-    nothing from that relation in that clause — the extractor model gets the message; for a ``delta`` relation, a change that
+    nothing from that relation in that clause — the extractor model gets the message; a later
+    clause that says how bad it went (:data:`_AFTERMATH`) and that no pattern read leaves the
+    relation's facts without the slots its ``amends`` patterns fill out of the message
+    (「狗毛过敏 也就鼻子痒几下 问题不大」: no allergy without its severity); for a ``delta`` relation, a change that
     names no item replaces the balance an earlier clause stated (「欠你的三顿饭，今天还一顿」:
     -1 顿饭, what happened now) and a balance said after a repayment is no new debt
     (「我还你五十，还差你五十」), while two amounts of the same sign for one debt take
@@ -175,6 +189,7 @@ def from_patterns(memory: AutoMemory, text: str, budget: Budget | None = None) -
     dropped: list[str] = []
     unclear: set[tuple[str, tuple[Any, ...]]] = set()  # delta keys given two amounts
     last: dict[str, list[Fact]] = {}  # each relation's facts from the last clause that gave some
+    unread: set[str] = set()  # relations with a clause saying how it went that none read
     for clause in clauses(message):
         for spec in memory.relations:
             earlier = next((f for f in reversed(facts) if f.relation == spec.name), None)
@@ -189,6 +204,8 @@ def from_patterns(memory: AutoMemory, text: str, budget: Budget | None = None) -
                 # one of its key, so neither is kept — the model gets the message
                 facts = [f for f in facts if not any(_keyed(spec, f, slots) for slots in doubted)]
             if found is None:
+                if earlier is not None and _AFTERMATH.search(clause.text) and _amended(spec):
+                    unread.add(spec.name)  # 「狗毛过敏 也就鼻子痒几下」: how bad, not read
                 continue
             taken, amended = found
             if earlier is not None and amended:
@@ -216,7 +233,16 @@ def from_patterns(memory: AutoMemory, text: str, budget: Budget | None = None) -
                 if spec.effect == "set":
                     facts = [f for f in facts if not _same_key(spec, f, fact)]
                 facts.append(fact)
+    for spec in memory.relations:
+        if spec.name in unread:  # an allergy without the severity a later clause says
+            amendable = _amended(spec)
+            facts = [f for f in facts if f.relation != spec.name or amendable <= set(f.slots)]
     return Extracted(tuple(facts[:FACTS_MAX]), None, tuple(dropped))
+
+
+def _amended(spec: RelationSpec) -> set[str]:
+    """The slots ``spec``'s ``amends`` patterns fill (「很严重」: ``severity``)."""
+    return {name for pattern in spec.patterns if pattern.amends for name in pattern.slots}
 
 
 def _keyed(spec: RelationSpec, fact: Fact, slots: dict[str, Any]) -> bool:
