@@ -65,9 +65,8 @@ TUNED = (
     HELD_OUT_8,
 )
 #: The held-out set: written blind after the patterns' last change, and not tuned against —
-#: docs/companion.md shows its first reading. None while the next one (blind9.yaml) is being
-#: written.
-BLIND: Path | None = None
+#: docs/companion.md shows its first reading. None while the next one is being written.
+BLIND: Path | None = CORPUS / "blind9.yaml"
 ALL = (DEV, *TUNED, *((BLIND,) if BLIND is not None else ()))
 COMPANION_MD = (REPO / "docs" / "companion.md").read_text(encoding="utf-8")
 #: What a hard negative may be labelled as.
@@ -193,6 +192,8 @@ FLOORS = {
     HELD_OUT_6.name: {"relations": (0.99, 0.72), "appraisal": (0.95, 0.88)},
     HELD_OUT_7.name: {"relations": (0.99, 0.80), "appraisal": (0.97, 0.86)},
     HELD_OUT_8.name: {"relations": (0.98, 0.72), "appraisal": (0.95, 0.81)},
+    # the held-out set: its first reading (0.94/0.70, appraisal 0.96/0.88), less a margin
+    "blind9.yaml": {"relations": (0.93, 0.69), "appraisal": (0.95, 0.87)},
 }
 #: The R2/R3 facts a held-out set's first reading kept from its hard negatives, by file:
 #: listed so that a new one fails here and a fixed one is struck off (blind5.yaml's two
