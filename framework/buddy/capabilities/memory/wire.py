@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterator
+from functools import cache
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, Field, model_validator
@@ -58,8 +59,14 @@ def key_schema(schema: dict[str, Any]) -> None:
     U+001C–U+001F or U+0085, so the document spells Python's out.
     """
     schema.update({k: v for k, v in MEMORY_KEY_SCHEMA.items() if k != "pattern"})
-    spaces = "".join(c for c in map(chr, range(sys.maxunicode + 1)) if c.isspace())
-    schema["pattern"] = f"^[^{spaces}/]+$"
+    schema["pattern"] = f"^[^{_python_spaces()}/]+$"
+
+
+@cache
+def _python_spaces() -> str:
+    """Every character ``str.isspace`` calls whitespace (a walk of all of Unicode, 0.1 s:
+    once per process, not once per schema the document names a key in)."""
+    return "".join(c for c in map(chr, range(sys.maxunicode + 1)) if c.isspace())
 
 
 def _memory_text(text: str) -> str:
