@@ -29,7 +29,7 @@ The guard's marks (:data:`GUARDS`), each with its scope:
 
 - ``question`` (the clause): it ends with ？ or 吗/么, or has a question word — 什么、啥、
   怎么、为什么、干嘛、哪、谁、几、多少、如何、是不是、有没有、对吧、是吧、好不好、能不能、
-  要不要、要不、来着、难道… — not 不怎么、没什么 (「我不怎么吃肉」), 什么的 (「螃蟹什么的」:
+  要不要、要不、来着、难道, Cantonese 好唔好、得唔得 (「你叫我阿明好唔好」)… — not 不怎么、没什么 (「我不怎么吃肉」), 什么的 (「螃蟹什么的」:
   and so on), 说了多少遍 (a reproach) or 几下 said of a symptom (「挠几下就不痒了」). A clause ending in 呢 alone is not a question
   (「你还欠我一杯咖啡呢」); one with a question word is.
 - ``hypothetical`` (the clause and the rest of its sentence): 如果、要是、假如、假设、万一、
@@ -49,7 +49,8 @@ The guard's marks (:data:`GUARDS`), each with its scope:
 - ``joke`` (the whole message; a joke taken back — 「开玩笑的」「骗你的啦」 as a clause of its
   own — only the clauses up to it: 「叫我大哥，开玩笑的，叫我小吴」): 开玩笑、逗你、骗你的、
   说着玩、闹着玩、说说而已、反话 (irony: 「我最爱的就是加班了 哈哈哈哈反话」)、「别当真」、
-  「反正你也不会真叫」、「这辈子都还不上」…, and irony an emoji carries — 🙃, or 🙂 after a
+  「反正你也不会真叫」、「这辈子都还不上」…, irony said with a 呵呵 of two (「堵车真是我的最爱 呵呵」;
+  not 呵呵呵), and irony an emoji carries — 🙃, or 🙂 after a
   cheer or a stance said again with 太、真 (「堵车我最喜欢了 真开心哦🙂」「我喜欢加班 真的 太喜欢了
   🙂」; not a plain 🙂).
 - ``laughter`` (the clause, with the emoji after it, or a laugh of its own after it:
@@ -108,7 +109,7 @@ _PARTICLES = re.compile(r"(?:[吧啊呀呢哦嘛啦哈哟喔噢呗咯啰嘞捏�
 _ENOUGH = re.compile(r"(?:就行|就好|就可以|就成|就够|而已)$")
 _QUESTION = re.compile(
     r"(?<![没不])什么(?!的)|啥|(?<!不)怎么|咋|干嘛|干吗|哪|谁|几(?!下就|下$)|多少(?![次遍回])|如何|是不是|是否|有没有|对不对|对吧|是吧|"
-    r"好不好|行不行|能不能|可不可以|会不会|要不要|要不|难道|来着|[吗么][啊呀哈啦呢]*$"
+    r"好不好|行不行|能不能|可不可以|会不会|要不要|要不|难道|来着|好唔好|得唔得|係唔係|使唔使|[吗么][啊呀哈啦呢]*$"
 )
 _HYPOTHETICAL = re.compile(
     r"如果|(?<!主)要是|(?<!称呼|名字)的话|假如|假设|万一|若是|倘若|如若|假使|要不是|哪怕|即使|就算(?!了|我欠你的)"
@@ -146,11 +147,12 @@ _JOKE = re.compile(
     r"开玩笑|开个玩笑|逗你|骗你的|(?<!不是)(?:说)?反话|说着玩|闹着玩|瞎说的|胡说的|玩笑话|说说而已|随便说说|随口一说|"
     r"不会真的?(?:叫|喊|这么叫|这么喊|信)|(?:这辈子|下辈子)都?还不[上清起完]|下辈子再?还|^你?(?:别|不要)太?当真[啊哈哦啦呀]*$"
 )
-#: Irony carried by an emoji (the whole message): 🙃, or 🙂 closing a cheer or a stance
+#: Irony (the whole message): a 呵呵 of two (「堵车真是我的最爱 呵呵」「呵呵 谢谢你全家啊」; not
+#: 呵呵呵, a laugh), or an emoji: 🙃, or 🙂 closing a cheer or a stance
 #: said again with 太、真 (「堵车我最喜欢了 真开心哦🙂」「我喜欢加班 真的 太喜欢了 🙂」); not a
 #: plain 🙂 (「叫我小美🙂」).
 _IRONY = re.compile(
-    r"🙃|(?:开心|高兴|幸福|快乐|真棒|真爽|真行|(?:太|真是?|好)(?:喜欢|爱)死?)[哦啊呀呢啦哈了～~！!\s]*🙂"
+    r"(?<!呵)呵呵(?!呵)|🙃|(?:开心|高兴|幸福|快乐|真棒|真爽|真行|(?:太|真是?|好)(?:喜欢|爱)死?)[哦啊呀呢啦哈了～~！!\s]*🙂"
 )
 #: A joke taken back: 「开玩笑的」 (not 「开个玩笑」, 「跟你开玩笑呢」).
 _RETRACTED = re.compile(

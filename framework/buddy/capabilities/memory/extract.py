@@ -56,13 +56,18 @@ FACTS_MAX = 8
 _DOUBTFUL = re.compile(
     r"反正|其实|就|还是|然后|不过|可是|而且|总之|毕竟|好像|也许|可能|"
     r"(?<![小])说(?!唱|书)|[让叫]我|别(?![墅针致扭])|要(?![塞素])|"
-    r"(?:中不中?|行不行?|好不好?|对不对?|成不成?|可以不|[行好对成中]吗)$"
+    r"(?:中不中?|行不行?|好不好?|对不对?|成不成?|可以不|[行好对成中]吗|好唔好?|得唔得?)$"
 )
 #: What opens a value without being what is done: a time of day and a going out
 #: (「我喜欢晚上出去跑步」「周末出门爬山」 are 跑步, 爬山; not 「出去玩」, too short to be an activity).
 _OUTING = re.compile(
     r"^(?:早上|早晨|上午|中午|下午|傍晚|晚上|夜里|周末|下班后?|放学后?|没事|有空|平时)?(?:出去|出门)(?=\S{2})"
 )
+#: A sip or a bite said before the thing (「平时就爱喝两口茶」「爱吃几口甜的」 are 茶, 甜): how much,
+#: not what; not 一口气 (「一口气跑完五公里」).
+_SIP = re.compile(r"^[一两几俩]口(?!气)(?=\S)")
+#: Where it is done, said before what is done (「喜欢在边上睡觉」「爱在床上看书」 are 睡觉, 看书).
+_PLACE = re.compile(r"^在[\u4e00-\u9fff]{1,2}?[上里边下](?=[\u4e00-\u9fff]{2})")
 #: A clause that says the value is several things (「海带紫菜都别吃」「炸鸡奶茶都不吃」): a
 #: value of four characters or more before 都 or 全, not split into items, is doubtful.
 _SEVERAL = "(?:我?也?[都全])"
@@ -141,7 +146,9 @@ def _typed(spec: RelationSpec, name: str, text: str, negative: bool) -> Any:
     a ``negative`` pattern; a day said with its year as a ``date`` (「2025年6月1号」,
     :func:`~buddy.capabilities.memory.numbers.spoken_date`); a text without the particles
     and punctuation around it, nor a time of day and a going out before what is done
-    (「晚上出去跑步」「周末出门爬山」 are 跑步, 爬山: :data:`_OUTING`)."""
+    (「晚上出去跑步」「周末出门爬山」 are 跑步, 爬山: :data:`_OUTING`), nor a sip or a bite
+    before the thing (「两口茶」 is 茶: :data:`_SIP`), nor where it is done (「在边上睡觉」 is
+    睡觉: :data:`_PLACE`)."""
     slot = spec.slot(name)
     if slot.type == "date":
         return spoken_date(text) or text  # refused by the slot check when not a day
@@ -150,7 +157,9 @@ def _typed(spec: RelationSpec, name: str, text: str, negative: bool) -> Any:
         if number is None:
             return text  # refused by the slot check
         return -number if negative and name == spec.value else number
-    return _OUTING.sub("", clean(text)) if slot.type == "text" else text
+    if slot.type != "text":
+        return text
+    return _SIP.sub("", _PLACE.sub("", _OUTING.sub("", clean(text))))
 
 
 def from_patterns(memory: AutoMemory, text: str, budget: Budget | None = None) -> Extracted:
