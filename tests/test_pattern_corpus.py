@@ -58,6 +58,12 @@ HELD_OUT_8 = CORPUS / "blind8.yaml"
 #: 18 wrong facts allergies without the severity a later clause gave in words no list had),
 #: then tuned against (a development held-out too).
 HELD_OUT_9 = CORPUS / "blind9.yaml"
+#: The tenth blind set: held out while blind9.yaml was tuned against, first measured unseen
+#: at relations 0.93/0.70 (appraisal 0.98/0.83, 2 R2/R3 facts from hard negatives: a debt
+#: to the buddy said after one to a bank and repaid at once, and a dietary rule whose item
+#: ran into the doctor's words; 9 of its 21 wrong facts allergies without the severity a
+#: later clause gave), then tuned against (a development held-out too).
+HELD_OUT_10 = CORPUS / "blind10.yaml"
 #: The blind sets tuned against, in the order they were written.
 TUNED = (
     HELD_OUT,
@@ -69,10 +75,11 @@ TUNED = (
     HELD_OUT_7,
     HELD_OUT_8,
     HELD_OUT_9,
+    HELD_OUT_10,
 )
 #: The held-out set: written blind after the patterns' last change, and not tuned against —
 #: docs/companion.md shows its first reading. None while the next one is being written.
-BLIND: Path | None = CORPUS / "blind10.yaml"
+BLIND: Path | None = None
 ALL = (DEV, *TUNED, *((BLIND,) if BLIND is not None else ()))
 COMPANION_MD = (REPO / "docs" / "companion.md").read_text(encoding="utf-8")
 #: What a hard negative may be labelled as.
@@ -153,6 +160,11 @@ def test_the_corpus_is_big_enough_and_the_held_out_set_is_unseen() -> None:
     ninth = [m.say for m in _labelled(HELD_OUT_9).messages]
     assert len(set(ninth)) == len(ninth)
     assert not set(ninth) & (before | set(fifth) | set(sixth) | set(seventh) | set(eighth))
+    tenth = [m.say for m in _labelled(HELD_OUT_10).messages]
+    assert len(set(tenth)) == len(tenth)
+    assert not set(tenth) & (
+        before | set(fifth) | set(sixth) | set(seventh) | set(eighth) | set(ninth)
+    )
     if BLIND is not None:  # unseen: none of its messages is in another set
         blind = [m.say for m in _labelled(BLIND).messages]
         assert len(set(blind)) == len(blind)
@@ -202,21 +214,15 @@ FLOORS = {
     HELD_OUT_7.name: {"relations": (0.99, 0.80), "appraisal": (0.97, 0.86)},
     HELD_OUT_8.name: {"relations": (0.99, 0.73), "appraisal": (0.95, 0.81)},
     HELD_OUT_9.name: {"relations": (0.96, 0.71), "appraisal": (0.99, 0.87)},
-    # the held-out set: its first reading (0.93/0.70, appraisal 0.98/0.83), less a margin
-    "blind10.yaml": {"relations": (0.92, 0.69), "appraisal": (0.97, 0.82)},
+    HELD_OUT_10.name: {"relations": (0.99, 0.73), "appraisal": (0.97, 0.82)},
 }
 #: The R2/R3 facts a held-out set's first reading kept from its hard negatives, by file:
 #: listed so that a new one fails here and a fixed one is struck off (blind5.yaml's two
 #: figurative debts were fixed when it was tuned against, and so were blind6.yaml's two and
-#: blind7.yaml's denied dietary rule and trip owed). The held-out blind10.yaml's first
-#: reading kept two: a debt to the buddy said after one to a bank and repaid now, and a
-#: dietary rule whose item ran into what the doctor said.
-KNOWN_RISKY: dict[str, list[str]] = {
-    "blind10.yaml": [
-        "我欠银行二十万房贷 但我欠你五十块 先还你",
-        "以前爱吃烧烤 现在不行了 痛风 医生让忌口海鲜和烧烤",
-    ]
-}
+#: blind7.yaml's denied dietary rule and trip owed, and blind10.yaml's debt repaid at once
+#: after one to a bank and dietary rule whose item ran into the doctor's words). None is
+#: left.
+KNOWN_RISKY: dict[str, list[str]] = {}
 #: The held-out set's floor until its own first reading is written into FLOORS: what the
 #: blind sets read when first measured (relations 0.82–0.94 precision, 0.39–0.74 recall;
 #: appraisal 0.91–1.00, 0.47–0.85), rounded down — a floor, not a target (tuning against
@@ -231,7 +237,7 @@ def test_on_unseen_messages_the_figures_hold_up(
     path: Path, measured: dict[str, Measured], record_property: Callable[[str, object], None]
 ) -> None:
     """Each set was written blind; since issue 22's eighth item its misses are fixed with
-    general rules only (blind.yaml first, then blind2.yaml … blind9.yaml; a new blind set
+    general rules only (blind.yaml first, then blind2.yaml … blind10.yaml; a new blind set
     replaces them as held out): their figures are floors to watch (as last measured, less a
     small margin), not targets — docs/companion.md shows them. No R2/R3 fact from their hard
     negatives, as on the corpus."""

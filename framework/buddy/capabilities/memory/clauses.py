@@ -19,7 +19,7 @@ part of it. A reason glued on — 因为、由于、所以 — starts a clause o
 one before it — 不对、不、说错了、口误、算了、才怪 — marks that one a ``denial``: 「我欠你一万个赞，不对，是欠你
 二十块」 is read as 「是欠你二十块」. Each clause then loses what opens or closes it without meaning anything:
 openers (嗯、哦、对了、其实、说真的、我跟你说、记住、不过、但是、可 before 我、还有、顺便说一句…) and trailing
-particles (吧、啊、呀、呢、哦、嘛、啦、哈、了…; not the 了 of 吃不了、受不了), so a pattern
+particles (吧、啊、呀、呢、哦、嘛、啦、哈、Sichuan 噻、了…; not the 了 of 吃不了、受不了), so a pattern
 written ``^叫我(?P<value>…)$`` reads 「以后叫我小鱼吧～」's clause 「叫我小鱼」 as the author
 meant. A doctor's words are about the user, not someone else's: 「医生说我对青霉素过敏」
 is read as 「我对青霉素过敏」 (not 「听医生说」). A message's first :data:`CLAUSES_MAX`
@@ -29,11 +29,12 @@ The guard's marks (:data:`GUARDS`), each with its scope:
 
 - ``question`` (the clause): it ends with ？ or 吗/么, or has a question word — 什么、啥、
   怎么、为什么、干嘛、哪、谁、几、多少、如何、是不是、有没有、对吧、是吧、好不好、能不能、
-  要不要、要不、来着、难道, Cantonese 好唔好、得唔得 (「你叫我阿明好唔好」)… — not 不怎么、没什么 (「我不怎么吃肉」), 什么的 (「螃蟹什么的」:
+  要不要、要不、来着、难道, Cantonese 好唔好、得唔得 (「你叫我阿明好唔好」)… — not 不怎么、没什么、没啥 (「我不怎么吃肉」「没啥大事」), 什么的 (「螃蟹什么的」:
   and so on), 说了多少遍 (a reproach) or 几下 said of a symptom (「挠几下就不痒了」). A clause ending in 呢 alone is not a question
   (「你还欠我一杯咖啡呢」); one with a question word is.
 - ``hypothetical`` (the clause and the rest of its sentence): 如果、要是、假如、假设、万一、
-  若是、倘若、假使、的话、要不是、哪怕、即使、就算 (not 就算了, 就算我欠你的, 称呼的话).
+  若是、倘若、假使、的话、要不是、哪怕、即使、就算 (not 就算了, 就算我欠你的, 称呼的话, nor 严重的话:
+  「严重的话会休克」 says how bad it gets).
 - ``denial`` (the clause): 不是、并不、并没、才不、才没、没说、从没、没有, or a clause that
   opens with 别、不要、不用 (「别叫我宝宝」; not 「特别」). Plain 不 is the patterns'
   business: 「我不吃香菜」 is a fact.
@@ -104,15 +105,17 @@ _OPENERS = re.compile(
     r"说起来|不过(?![0-9零一二两三四五六七八九十百千几敏])|但是?(?![愿凡])|可是|可(?=我)|可惜|然后|而且|"
     r"还有(?=我|你)|u1s1|您好|嗨)+"
 )
-_PARTICLES = re.compile(r"(?:[吧啊呀呢哦嘛啦哈哟喔噢呗咯啰嘞捏哇嗷耶嘿嘻]|(?<!不)了|h{2,}|233+)+$")
+_PARTICLES = re.compile(
+    r"(?:[吧啊呀呢哦嘛啦哈哟喔噢呗咯啰嘞捏哇嗷耶嘿嘻噻]|(?<!不)了|h{2,}|233+)+$"
+)
 #: What closes a value without being part of it: 「完赛就行」 is the goal 完赛.
 _ENOUGH = re.compile(r"(?:就行|就好|就可以|就成|就够|而已)$")
 _QUESTION = re.compile(
-    r"(?<![没不])什么(?!的)|啥|(?<!不)怎么|咋|干嘛|干吗|哪|谁|几(?!下就|下$)|多少(?![次遍回])|如何|是不是|是否|有没有|对不对|对吧|是吧|"
+    r"(?<![没不])什么(?!的)|(?<![没不])啥|(?<!不)怎么|咋|干嘛|干吗|哪|谁|几(?!下就|下$)|多少(?![次遍回])|如何|是不是|是否|有没有|对不对|对吧|是吧|"
     r"好不好|行不行|能不能|可不可以|会不会|要不要|要不|难道|来着|好唔好|得唔得|係唔係|使唔使|[吗么][啊呀哈啦呢]*$"
 )
 _HYPOTHETICAL = re.compile(
-    r"如果|(?<!主)要是|(?<!称呼|名字)的话|假如|假设|万一|若是|倘若|如若|假使|要不是|哪怕|即使|就算(?!了|我欠你的)"
+    r"如果|(?<!主)要是|(?<!称呼|名字|严重)的话|假如|假设|万一|若是|倘若|如若|假使|要不是|哪怕|即使|就算(?!了|我欠你的)"
 )
 _DENIAL = re.compile(
     r"不是|并不|并没|(?<!刚)才不|(?<!刚)才没|没说|从没|从来没|没有|^你?(?:别|不要|不用)"

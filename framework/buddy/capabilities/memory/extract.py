@@ -52,10 +52,13 @@ FACTS_MAX = 8
 #: extractor model gets the message): a function word or an adverb run into it (「反正」,
 #: 「其实X」; 就, so a value that ran on — 「老铁就完事儿」「阿飞就对」 — is not kept), a verb
 #: of speech or instruction (「教练说晚上碳水」「备赛期间别喝奶茶」: someone's words, not the
-#: thing), a question tag closing it (「柱子中不」).
+#: thing), a question tag closing it (「柱子中不」); an instruction or a relation word run
+#: into it (「让忌口海鲜」「湿疹过敏」「不能碰」: the rule, not the thing), a time said as the thing
+#: (「湿疹期间」「备考的时候」), and a thing pointed at (「这个话题」: what it is, the chat says).
 _DOUBTFUL = re.compile(
     r"反正|其实|就|还是|然后|不过|可是|而且|总之|毕竟|好像|也许|可能|"
     r"(?<![小])说(?!唱|书)|[让叫]我|别(?![墅针致扭])|要(?![塞素])|"
+    r"让|忌口|过敏|不能|期间$|的?时候$|[这那]个|"
     r"(?:中不中?|行不行?|好不好?|对不对?|成不成?|可以不|[行好对成中]吗|好唔好?|得唔得?)$"
 )
 #: What opens a value without being what is done: a time of day and a going out
@@ -68,6 +71,11 @@ _OUTING = re.compile(
 _SIP = re.compile(r"^[一两几俩]口(?!气)(?=\S)")
 #: Where it is done, said before what is done (「喜欢在边上睡觉」「爱在床上看书」 are 睡觉, 看书).
 _PLACE = re.compile(r"^在[\u4e00-\u9fff]{1,2}?[上里边下](?=[\u4e00-\u9fff]{2})")
+#: Where a generic activity is done, said before it without 在 (「爱去河边钓鱼」「湖里游泳」 are
+#: 钓鱼, 游泳): the place, not the thing.
+_VENUE = re.compile(
+    r"^[\u4e00-\u9fff]{1,3}?[上里边旁](?=(?:钓鱼|跑步|游泳|爬山|散步|骑车|野餐|露营|遛狗|遛弯|晒太阳)$)"
+)
 #: A clause that says the value is several things (「海带紫菜都别吃」「炸鸡奶茶都不吃」): a
 #: value of four characters or more before 都 or 全, not split into items, is doubtful.
 _SEVERAL = "(?:我?也?[都全])"
@@ -80,6 +88,11 @@ _SEVERAL = "(?:我?也?[都全])"
 _AFTERMATH = re.compile(
     r"晕|昏迷|问题不大|没大碍|不碍事|没啥事|没什么事|一会儿?就好|就过去|就没事|忍忍|几下|而已|罢了|"
     r"厉害|严重|(?<!年)轻(?![易松])"
+)
+#: A clause that only says an amount again with its unit (「真的是二百五十块」「一共是八十元」).
+_AGAIN = re.compile(
+    r"(?:真的|其实|就|一共|总共)?是?(?P<amount>[0-9]+(?:\.[0-9]+)?|[零一二两三四五六七八九十百千万]+)"
+    r"(?P<unit>块|元)钱?"
 )
 #: A value that is two things joined (「榴莲和螺蛳粉」): one fact each when the clause says both.
 _JOINED_VALUE = re.compile(r"([\u4e00-\u9fff]{1,5})[和跟与]([\u4e00-\u9fff]{1,5})")
@@ -159,7 +172,7 @@ def _typed(spec: RelationSpec, name: str, text: str, negative: bool) -> Any:
         return -number if negative and name == spec.value else number
     if slot.type != "text":
         return text
-    return _SIP.sub("", _PLACE.sub("", _OUTING.sub("", clean(text))))
+    return _VENUE.sub("", _SIP.sub("", _PLACE.sub("", _OUTING.sub("", clean(text)))))
 
 
 def from_patterns(memory: AutoMemory, text: str, budget: Budget | None = None) -> Extracted:
@@ -180,7 +193,8 @@ def from_patterns(memory: AutoMemory, text: str, budget: Budget | None = None) -
     (「狗毛过敏 也就鼻子痒几下 问题不大」: no allergy without its severity); for a ``delta`` relation, a change that
     names no item replaces the balance an earlier clause stated (「欠你的三顿饭，今天还一顿」:
     -1 顿饭, what happened now) and a balance said after a repayment is no new debt
-    (「我还你五十，还差你五十」), while two amounts of the same sign for one debt take
+    (「我还你五十，还差你五十」), a later clause that says the amount again with its unit gives
+    the unit (「还你二百五 别笑 真的是二百五十块」), while two amounts of the same sign for one debt take
     nothing (「你欠我五十……你还欠我二十」: which is owed is not said), and for a ``set`` relation a
     doubtful value in a later clause takes away the earlier fact of its key (「俺叫二柱 你就叫俺
     柱子中不」: the model gets the message); a pattern with ``if_said`` or
@@ -215,6 +229,14 @@ def from_patterns(memory: AutoMemory, text: str, budget: Budget | None = None) -
             if found is None:
                 if earlier is not None and _AFTERMATH.search(clause.text) and _amended(spec):
                     unread.add(spec.name)  # 「狗毛过敏 也就鼻子痒几下」: how bad, not read
+                if earlier is not None and (unit := _unit_said(spec, earlier, clause.text)):
+                    # 「还你二百五 别笑 真的是二百五十块」: the amount said again with its unit
+                    facts[facts.index(earlier)] = Fact(
+                        earlier.relation,
+                        {**earlier.slots, "unit": unit},
+                        earlier.modality,
+                        earlier.source,
+                    )
                 continue
             taken, amended = found
             if earlier is not None and amended:
@@ -247,6 +269,21 @@ def from_patterns(memory: AutoMemory, text: str, budget: Budget | None = None) -
             amendable = _amended(spec)
             facts = [f for f in facts if f.relation != spec.name or amendable <= set(f.slots)]
     return Extracted(tuple(facts[:FACTS_MAX]), None, tuple(dropped))
+
+
+def _unit_said(spec: RelationSpec, earlier: Fact, text: str) -> str | None:
+    """For a ``delta`` relation with a ``unit`` slot, the unit a later clause gives by saying
+    the earlier fact's amount again with it (「还你二百五 别笑 真的是二百五十块」: 块) — the
+    earlier fact has no unit and the amount is the same; ``None`` otherwise."""
+    if spec.effect != "delta" or "unit" in earlier.slots:
+        return None
+    if not any(slot.name == "unit" for slot in spec.slots):
+        return None
+    said = _AGAIN.fullmatch(text)
+    value = earlier.slots.get(spec.value)
+    if said is None or not isinstance(value, int | float):
+        return None
+    return said["unit"] if spoken_number(said["amount"]) == abs(value) else None
 
 
 def _amended(spec: RelationSpec) -> set[str]:
@@ -336,9 +373,13 @@ def _doubtful(spec: RelationSpec, match: Any, text: str, split: bool) -> bool:
     for name, value in match.groupdict().items():
         if value is None or spec.slot(name).type != "text":
             continue
-        if _DOUBTFUL.search(clean(value)):
+        # every item a repeated group took (「医生让忌口海鲜和烧烤」's first, too)
+        if any(_DOUBTFUL.search(clean(each)) for each in match.captures(name)):
             return True
         if not split and len(value) >= 4 and re.search(re.escape(value) + _SEVERAL, text):
+            return True
+        # 「辣椒冰的都不敢吃」: three characters or more, then 的 and 都 — two things run together
+        if not split and len(value) >= 3 and re.search(re.escape(value) + "的" + _SEVERAL, text):
             return True
     return False
 
@@ -423,11 +464,22 @@ def _joined(
     """``slots`` once per thing of a text value that is two things joined by 和、跟 or 与 which
     the clause says are both (都, :data:`_SEVERAL`): 「榴莲和螺蛳粉我都爱」 is 榴莲 and 螺蛳粉 —
     else ``[slots]`` (「海带紫菜都别吃」, not joined, stays one doubtful value)."""
+    stance = any(slot.name == "stance" for slot in spec.slots)
     for name, value in match.groupdict().items():
         if value is None or spec.slot(name).type != "text":
             continue
         parts = _JOINED_VALUE.fullmatch(value)
-        if parts is not None and re.search(re.escape(value) + _SEVERAL, text):
+        if parts is None:
+            continue
+        if re.search(re.escape(value) + _SEVERAL, text):
+            return [{**slots, name: clean(part)} for part in parts.groups()]
+        # 「我讨厌吃胡萝卜和芹菜」: a stance said before the pair that closes the clause, each
+        # part two characters or more and no 的 in it (not 「猫和老鼠」「周杰伦和他的歌」)
+        if (
+            stance
+            and clean(text).endswith(clean(value))
+            and all(len(part) >= 2 and "的" not in part for part in parts.groups())
+        ):
             return [{**slots, name: clean(part)} for part in parts.groups()]
     return [slots]
 
