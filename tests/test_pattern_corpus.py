@@ -79,7 +79,7 @@ TUNED = (
 )
 #: The held-out set: written blind after the patterns' last change, and not tuned against —
 #: docs/companion.md shows its first reading. None while the next one is being written.
-BLIND: Path | None = None
+BLIND: Path | None = CORPUS / "blind11.yaml"
 ALL = (DEV, *TUNED, *((BLIND,) if BLIND is not None else ()))
 COMPANION_MD = (REPO / "docs" / "companion.md").read_text(encoding="utf-8")
 #: What a hard negative may be labelled as.
@@ -215,14 +215,24 @@ FLOORS = {
     HELD_OUT_8.name: {"relations": (0.99, 0.73), "appraisal": (0.95, 0.81)},
     HELD_OUT_9.name: {"relations": (0.96, 0.71), "appraisal": (0.99, 0.87)},
     HELD_OUT_10.name: {"relations": (0.99, 0.73), "appraisal": (0.97, 0.82)},
+    # the held-out set: its first reading (0.93/0.69, appraisal 0.94/0.80), less a margin
+    "blind11.yaml": {"relations": (0.92, 0.68), "appraisal": (0.93, 0.79)},
 }
 #: The R2/R3 facts a held-out set's first reading kept from its hard negatives, by file:
 #: listed so that a new one fails here and a fixed one is struck off (blind5.yaml's two
 #: figurative debts were fixed when it was tuned against, and so were blind6.yaml's two and
 #: blind7.yaml's denied dietary rule and trip owed, and blind10.yaml's debt repaid at once
-#: after one to a bank and dietary rule whose item ran into the doctor's words). None is
-#: left.
-KNOWN_RISKY: dict[str, list[str]] = {}
+#: after one to a bank and dietary rule whose item ran into the doctor's words). The
+#: held-out blind11.yaml's first reading kept four: two dietary rules on 也 and 着 (a
+#: father's rule taken apart), two allergies without the severity the message gives.
+KNOWN_RISKY: dict[str, list[str]] = {
+    "blind11.yaml": [
+        "我爸糖尿病忌口甜的 我也跟着不敢吃了 其实我没事",
+        "我爸糖尿病忌口甜的 我也跟着不敢吃了 其实我没事",
+        "我不是对海鲜过敏 是对蛤蜊过敏 吃一次吐一次",
+        "我爸爱喝酒 我滴酒不沾 酒精过敏 喝了浑身起疹子 难受得要死",
+    ]
+}
 #: The held-out set's floor until its own first reading is written into FLOORS: what the
 #: blind sets read when first measured (relations 0.82–0.94 precision, 0.39–0.74 recall;
 #: appraisal 0.91–1.00, 0.47–0.85), rounded down — a floor, not a target (tuning against
