@@ -62,8 +62,12 @@ LOCATED = (
     "[[0].steps[0].expect.reply]"
 )
 PYTHON_TEST = "def test_python():\n    assert True\n"
-# Plugins of this environment the runs do not need (they only slow each one down).
-QUIET = ("-p", "no:schemathesis", "-p", "no:hypothesispytest", "-p", "no:cacheprovider")
+# Plugins of this environment the runs do not need (they only slow each one down; a user's
+# project has none of them): buddy's plugin is still found by its entry point.
+QUIET = (
+    *("-p", "no:schemathesis", "-p", "no:hypothesispytest", "-p", "no:cacheprovider"),
+    *("-p", "no:anyio", "-p", "no:xdist", "-p", "no:xdist.looponfail"),
+)
 
 
 @pytest.fixture(autouse=True)
