@@ -64,6 +64,12 @@ HELD_OUT_9 = CORPUS / "blind9.yaml"
 #: ran into the doctor's words; 9 of its 21 wrong facts allergies without the severity a
 #: later clause gave), then tuned against (a development held-out too).
 HELD_OUT_10 = CORPUS / "blind10.yaml"
+#: The eleventh blind set: held out while blind10.yaml was tuned against, first measured
+#: unseen at relations 0.93/0.69 (appraisal 0.94/0.80, 4 R2/R3 facts from hard negatives: two
+#: dietary rules on 也 and 着 from a father's rule the user follows, 「我爸糖尿病忌口甜的 我也跟着不敢
+#: 吃了」, and two allergies kept without the severity the message gives, 「吃一次吐一次」
+#: 「难受得要死」), then tuned against (a development held-out too).
+HELD_OUT_11 = CORPUS / "blind11.yaml"
 #: The blind sets tuned against, in the order they were written.
 TUNED = (
     HELD_OUT,
@@ -76,10 +82,11 @@ TUNED = (
     HELD_OUT_8,
     HELD_OUT_9,
     HELD_OUT_10,
+    HELD_OUT_11,
 )
 #: The held-out set: written blind after the patterns' last change, and not tuned against —
 #: docs/companion.md shows its first reading. None while the next one is being written.
-BLIND: Path | None = CORPUS / "blind11.yaml"
+BLIND: Path | None = None
 ALL = (DEV, *TUNED, *((BLIND,) if BLIND is not None else ()))
 COMPANION_MD = (REPO / "docs" / "companion.md").read_text(encoding="utf-8")
 #: What a hard negative may be labelled as.
@@ -165,6 +172,11 @@ def test_the_corpus_is_big_enough_and_the_held_out_set_is_unseen() -> None:
     assert not set(tenth) & (
         before | set(fifth) | set(sixth) | set(seventh) | set(eighth) | set(ninth)
     )
+    eleventh = [m.say for m in _labelled(HELD_OUT_11).messages]
+    assert len(set(eleventh)) == len(eleventh)
+    assert not set(eleventh) & (
+        before | set(fifth) | set(sixth) | set(seventh) | set(eighth) | set(ninth) | set(tenth)
+    )
     if BLIND is not None:  # unseen: none of its messages is in another set
         blind = [m.say for m in _labelled(BLIND).messages]
         assert len(set(blind)) == len(blind)
@@ -215,24 +227,17 @@ FLOORS = {
     HELD_OUT_8.name: {"relations": (0.99, 0.73), "appraisal": (0.95, 0.81)},
     HELD_OUT_9.name: {"relations": (0.96, 0.71), "appraisal": (0.99, 0.87)},
     HELD_OUT_10.name: {"relations": (0.99, 0.73), "appraisal": (0.97, 0.82)},
-    # the held-out set: its first reading (0.93/0.69, appraisal 0.94/0.80), less a margin
-    "blind11.yaml": {"relations": (0.92, 0.68), "appraisal": (0.93, 0.79)},
+    HELD_OUT_11.name: {"relations": (0.97, 0.70), "appraisal": (0.97, 0.79)},
 }
 #: The R2/R3 facts a held-out set's first reading kept from its hard negatives, by file:
 #: listed so that a new one fails here and a fixed one is struck off (blind5.yaml's two
 #: figurative debts were fixed when it was tuned against, and so were blind6.yaml's two and
 #: blind7.yaml's denied dietary rule and trip owed, and blind10.yaml's debt repaid at once
-#: after one to a bank and dietary rule whose item ran into the doctor's words). The
-#: held-out blind11.yaml's first reading kept four: two dietary rules on 也 and 着 (a
-#: father's rule taken apart), two allergies without the severity the message gives.
-KNOWN_RISKY: dict[str, list[str]] = {
-    "blind11.yaml": [
-        "我爸糖尿病忌口甜的 我也跟着不敢吃了 其实我没事",
-        "我爸糖尿病忌口甜的 我也跟着不敢吃了 其实我没事",
-        "我不是对海鲜过敏 是对蛤蜊过敏 吃一次吐一次",
-        "我爸爱喝酒 我滴酒不沾 酒精过敏 喝了浑身起疹子 难受得要死",
-    ]
-}
+#: after one to a bank and dietary rule whose item ran into the doctor's words, and
+#: blind11.yaml's two dietary rules on 也 and 着 — a value of function characters only is
+#: doubtful — and two allergies without the severity the message gives, 「吃一次吐一次」
+#: 「难受得要死」). None is left.
+KNOWN_RISKY: dict[str, list[str]] = {}
 #: The held-out set's floor until its own first reading is written into FLOORS: what the
 #: blind sets read when first measured (relations 0.82–0.94 precision, 0.39–0.74 recall;
 #: appraisal 0.91–1.00, 0.47–0.85), rounded down — a floor, not a target (tuning against
@@ -247,7 +252,7 @@ def test_on_unseen_messages_the_figures_hold_up(
     path: Path, measured: dict[str, Measured], record_property: Callable[[str, object], None]
 ) -> None:
     """Each set was written blind; since issue 22's eighth item its misses are fixed with
-    general rules only (blind.yaml first, then blind2.yaml … blind10.yaml; a new blind set
+    general rules only (blind.yaml first, then blind2.yaml … blind11.yaml; a new blind set
     replaces them as held out): their figures are floors to watch (as last measured, less a
     small margin), not targets — docs/companion.md shows them. No R2/R3 fact from their hard
     negatives, as on the corpus."""

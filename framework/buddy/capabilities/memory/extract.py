@@ -54,18 +54,31 @@ FACTS_MAX = 8
 #: of speech or instruction (「教练说晚上碳水」「备赛期间别喝奶茶」: someone's words, not the
 #: thing), a question tag closing it (「柱子中不」); an instruction or a relation word run
 #: into it (「让忌口海鲜」「湿疹过敏」「不能碰」: the rule, not the thing), a time said as the thing
-#: (「湿疹期间」「备考的时候」), and a thing pointed at (「这个话题」: what it is, the chat says).
+#: (「湿疹期间」「备考的时候」), a thing pointed at (「这个话题」: what it is, the chat says), and
+#: an adverb and a modal opening it (「不喜欢也得干」「都得做」: what must be done, not a thing).
 _DOUBTFUL = re.compile(
     r"反正|其实|就|还是|然后|不过|可是|而且|总之|毕竟|好像|也许|可能|"
     r"(?<![小])说(?!唱|书)|[让叫]我|别(?![墅针致扭])|要(?![塞素])|"
     r"让|忌口|过敏|不能|期间$|的?时候$|[这那]个|"
-    r"(?:中不中?|行不行?|好不好?|对不对?|成不成?|可以不|[行好对成中]吗|好唔好?|得唔得?)$"
+    r"(?:中不中?|行不行?|好不好?|对不对?|成不成?|可以不|[行好对成中]吗|好唔好?|得唔得?)$|"
+    r"^[也都还又才][得要会能该]"
+)
+#: A value made only of function characters — particles, adverbs, aspect marks, joiners
+#: (「我也跟着不敢吃了」 split at 跟 gives 也 and 着) — is no thing, person or amount: doubtful in
+#: every text slot, whatever the pattern.
+_FUNCTION_ONLY = re.compile(
+    r"[也着了都就还又才的得地吧呢啊吗嘛呀哦么过和跟与在是把被给而且再很太]+"
 )
 #: What opens a value without being what is done: a time of day and a going out
 #: (「我喜欢晚上出去跑步」「周末出门爬山」 are 跑步, 爬山; not 「出去玩」, too short to be an activity).
 _OUTING = re.compile(
     r"^(?:早上|早晨|上午|中午|下午|傍晚|晚上|夜里|周末|下班后?|放学后?|没事|有空|平时)?(?:出去|出门)(?=\S{2})"
 )
+#: Staying up said before what is done (「就是爱熬夜打游戏」「通宵追剧」 are 打游戏, 追剧): when, not
+#: what — 熬夜 alone (「我就是喜欢熬夜」) stays the thing.
+_STAYING_UP = re.compile(r"^(?:熬夜|通宵)(?=[\u4e00-\u9fff]{2})")
+#: Meats named by their animals before one 肉 (「牛羊肉」「猪牛羊肉」「鸡鸭肉」): one thing each.
+_SHARED_MEAT = re.compile(r"([牛羊猪鸡鸭鹅驴]{2,3})肉")
 #: A sip or a bite said before the thing (「平时就爱喝两口茶」「爱吃几口甜的」 are 茶, 甜): how much,
 #: not what; not 一口气 (「一口气跑完五公里」).
 _SIP = re.compile(r"^[一两几俩]口(?!气)(?=\S)")
@@ -172,7 +185,8 @@ def _typed(spec: RelationSpec, name: str, text: str, negative: bool) -> Any:
         return -number if negative and name == spec.value else number
     if slot.type != "text":
         return text
-    return _VENUE.sub("", _SIP.sub("", _PLACE.sub("", _OUTING.sub("", clean(text)))))
+    value = _VENUE.sub("", _SIP.sub("", _PLACE.sub("", _OUTING.sub("", clean(text)))))
+    return _STAYING_UP.sub("", value)
 
 
 def from_patterns(memory: AutoMemory, text: str, budget: Budget | None = None) -> Extracted:
@@ -376,6 +390,8 @@ def _doubtful(spec: RelationSpec, match: Any, text: str, split: bool) -> bool:
         # every item a repeated group took (「医生让忌口海鲜和烧烤」's first, too)
         if any(_DOUBTFUL.search(clean(each)) for each in match.captures(name)):
             return True
+        if any(_FUNCTION_ONLY.fullmatch(clean(each) or "") for each in match.captures(name)):
+            return True
         if not split and len(value) >= 4 and re.search(re.escape(value) + _SEVERAL, text):
             return True
         # 「辣椒冰的都不敢吃」: three characters or more, then 的 and 都 — two things run together
@@ -462,12 +478,16 @@ def _joined(
     spec: RelationSpec, match: Any, text: str, slots: dict[str, Any]
 ) -> list[dict[str, Any]]:
     """``slots`` once per thing of a text value that is two things joined by 和、跟 or 与 which
-    the clause says are both (都, :data:`_SEVERAL`): 「榴莲和螺蛳粉我都爱」 is 榴莲 and 螺蛳粉 —
+    the clause says are both (都, :data:`_SEVERAL`): 「榴莲和螺蛳粉我都爱」 is 榴莲 and 螺蛳粉 —, or
+    meats named by their animals before one 肉 (:data:`_SHARED_MEAT`: 「牛羊肉」 is 牛肉 and 羊肉);
     else ``[slots]`` (「海带紫菜都别吃」, not joined, stays one doubtful value)."""
     stance = any(slot.name == "stance" for slot in spec.slots)
     for name, value in match.groupdict().items():
         if value is None or spec.slot(name).type != "text":
             continue
+        meats = _SHARED_MEAT.fullmatch(value)
+        if meats is not None and len(set(meats.group(1))) == len(meats.group(1)):
+            return [{**slots, name: animal + "肉"} for animal in meats.group(1)]
         parts = _JOINED_VALUE.fullmatch(value)
         if parts is None:
             continue
