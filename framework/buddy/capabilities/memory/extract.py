@@ -102,6 +102,29 @@ _AFTERMATH = re.compile(
     r"晕|昏迷|问题不大|没大碍|不碍事|没啥事|没什么事|一会儿?就好|就过去|就没事|忍忍|几下|而已|罢了|"
     r"厉害|严重|(?<!年)轻(?![易松])"
 )
+#: An item that is no thing — a time, a verb and 前/后/期间 (「医生说停药前都不能吃」「手术后」): doubtful.
+_NO_ITEM = re.compile(r"^[^\W\d_]{1,4}?(?:[之以]?[前后]|期间)$")
+#: A later clause that says a repayment happens now (「今天一次性还清了」「这回先还三百」「凑个整还你
+#: 一百」「现在转你」): a balance the message stated before it is no longer what is owed — the
+#: repayment is kept when a pattern reads it, else nothing. Not one put off (「下个月再还」
+#: 「分三个月还好不好」「明天还你」), nor one denied (「还没还清」).
+_REPAYING_NOW = re.compile(
+    r"(?<![没不别要想能会])(?:今天|现在|这就|刚刚?|已经|这回|这次|先|马上|一次性)"
+    r"[^\s，。！!]{0,4}?(?:还|转)|"
+    r"^[^\s，。！!还]{0,4}?(?:给你[还转]|[还转]给?你)[零一二两三四五六七八九十百千万0-9]"
+)
+_PUT_OFF = re.compile(
+    r"下[个次回周礼]|明[天儿早晚]|后天|回头|改天|以后|过[两几]天|月底|年底|[等再]|一会|晚点|"
+    r"分[^\s，。！!]{1,3}还|之后|前还|[吗呢嘛]|好不好|行不行|没|不"
+)
+#: A count of a thing (「今天还一顿」): a repayment in another thing than the balance stated
+#: (「我欠你两杯咖啡 今天还一顿」) repays nothing said — the balance stands.
+_COUNTED = re.compile(
+    r"[零一二两三四五六七八九十百千万俩仨0-9][顿碗杯个個份本瓶包盒张串斤次条根袋箱只件支首打罐](?!性)"
+)
+#: A later clause that says the whole balance is paid now (「今天一次性还清了」): the balance
+#: stated, repaid.
+_PAID_OFF = re.compile(r"还清|还完|结清|两清")
 #: A clause that only says an amount again with its unit (「真的是二百五十块」「一共是八十元」).
 _AGAIN = re.compile(
     r"(?:真的|其实|就|一共|总共)?是?(?P<amount>[0-9]+(?:\.[0-9]+)?|[零一二两三四五六七八九十百千万]+)"
@@ -240,6 +263,11 @@ def from_patterns(memory: AutoMemory, text: str, budget: Budget | None = None) -
                 # 「俺叫二柱 你就叫俺柱子中不」: a later value left to the model replaces the earlier
                 # one of its key, so neither is kept — the model gets the message
                 facts = [f for f in facts if not any(_keyed(spec, f, slots) for slots in doubted)]
+            if found is None and spec.effect == "delta" and _repaying_now(clause.text):
+                # 「欠你的一千块 今天一次性还清了」: the balance stated is repaid (-1000); 「欠你的
+                # 九十九块九 凑个整还你一百」: repaid by an amount not read — no balance is kept
+                facts = _repaying(spec, facts, earlier, clause.text)
+                continue
             if found is None:
                 if earlier is not None and _AFTERMATH.search(clause.text) and _amended(spec):
                     unread.add(spec.name)  # 「狗毛过敏 也就鼻子痒几下」: how bad, not read
@@ -283,6 +311,33 @@ def from_patterns(memory: AutoMemory, text: str, budget: Budget | None = None) -
             amendable = _amended(spec)
             facts = [f for f in facts if f.relation != spec.name or amendable <= set(f.slots)]
     return Extracted(tuple(facts[:FACTS_MAX]), None, tuple(dropped))
+
+
+def _repaying_now(text: str) -> bool:
+    """Whether a clause says a repayment happens now (:data:`_REPAYING_NOW`) and puts none off."""
+    return (
+        bool(_REPAYING_NOW.search(text)) and not _PUT_OFF.search(text) and not _COUNTED.search(text)
+    )
+
+
+def _repaying(spec: RelationSpec, facts: list[Fact], earlier: Fact | None, text: str) -> list[Fact]:
+    """``facts`` after a clause no pattern read that says the user repays now: a balance the
+    user owed becomes its repayment when the clause says it is paid off (:data:`_PAID_OFF`)
+    and the message stated one balance, else every balance the user owed is taken away."""
+    owed = [
+        f
+        for f in facts
+        if f.relation == spec.name
+        and f.slots.get("debtor") == "user"
+        and isinstance(f.slots.get(spec.value), int | float)
+        and f.slots[spec.value] > 0
+    ]
+    if not owed:
+        return facts
+    if _PAID_OFF.search(text) and earlier is not None and owed == [earlier]:
+        paid = {**earlier.slots, spec.value: -earlier.slots[spec.value]}
+        return [Fact(f.relation, paid, f.modality, f.source) if f is earlier else f for f in facts]
+    return [f for f in facts if f not in owed]
 
 
 def _unit_said(spec: RelationSpec, earlier: Fact, text: str) -> str | None:
@@ -391,6 +446,8 @@ def _doubtful(spec: RelationSpec, match: Any, text: str, split: bool) -> bool:
         if any(_DOUBTFUL.search(clean(each)) for each in match.captures(name)):
             return True
         if any(_FUNCTION_ONLY.fullmatch(clean(each) or "") for each in match.captures(name)):
+            return True
+        if name == "item" and any(_NO_ITEM.search(clean(each)) for each in match.captures(name)):
             return True
         if not split and len(value) >= 4 and re.search(re.escape(value) + _SEVERAL, text):
             return True
