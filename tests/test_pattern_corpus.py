@@ -91,7 +91,7 @@ TUNED = (
 )
 #: The held-out set: written blind after the patterns' last change, and not tuned against —
 #: docs/companion.md shows its first reading. None while the next one is being written.
-BLIND: Path | None = None
+BLIND: Path | None = CORPUS / "blind13.yaml"
 ALL = (DEV, *TUNED, *((BLIND,) if BLIND is not None else ()))
 COMPANION_MD = (REPO / "docs" / "companion.md").read_text(encoding="utf-8")
 #: What a hard negative may be labelled as.
@@ -246,6 +246,8 @@ FLOORS = {
     HELD_OUT_10.name: {"relations": (0.99, 0.73), "appraisal": (0.97, 0.82)},
     HELD_OUT_11.name: {"relations": (0.97, 0.70), "appraisal": (0.97, 0.79)},
     HELD_OUT_12.name: {"relations": (0.95, 0.66), "appraisal": (0.95, 0.75)},
+    # the held-out set: its first reading (0.94/0.67, appraisal 0.96/0.83), less a margin
+    "blind13.yaml": {"relations": (0.93, 0.66), "appraisal": (0.95, 0.82)},
 }
 #: The R2/R3 facts a held-out set's first reading kept from its hard negatives, by file:
 #: listed so that a new one fails here and a fixed one is struck off (blind5.yaml's two
