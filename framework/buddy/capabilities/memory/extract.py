@@ -90,8 +90,9 @@ _VENUE = re.compile(
     r"^[\u4e00-\u9fff]{1,3}?[上里边旁](?=(?:钓鱼|跑步|游泳|爬山|散步|骑车|野餐|露营|遛狗|遛弯|晒太阳)$)"
 )
 #: A clause that says the value is several things (「海带紫菜都别吃」「炸鸡奶茶都不吃」): a
-#: value of four characters or more before 都 or 全, not split into items, is doubtful.
-_SEVERAL = "(?:我?也?[都全])"
+#: value of four characters or more before 都 or 全, not split into items, is doubtful
+#: (:func:`_several`).
+_SEVERAL = re.compile(r"我?也?[都全]")
 #: A later clause that says how bad it went — a degree, fainting, how soon it passed
 #: (「也就鼻子痒几下 问题不大」「上次打完针直接晕过去了」「忍忍就过去了」; not a plain symptom,
 #: 「一吃就起疹子」, nor 「去医院都得说一声」): for a relation with ``amends`` patterns, when no
@@ -442,18 +443,29 @@ def _doubtful(spec: RelationSpec, match: Any, text: str, split: bool) -> bool:
     for name, value in match.groupdict().items():
         if value is None or spec.slot(name).type != "text":
             continue
-        # every item a repeated group took (「医生让忌口海鲜和烧烤」's first, too)
-        if any(_DOUBTFUL.search(clean(each)) for each in match.captures(name)):
-            return True
-        if any(_FUNCTION_ONLY.fullmatch(clean(each) or "") for each in match.captures(name)):
-            return True
-        if name == "item" and any(_NO_ITEM.search(clean(each)) for each in match.captures(name)):
-            return True
-        if not split and len(value) >= 4 and re.search(re.escape(value) + _SEVERAL, text):
+        for each in map(clean, match.captures(name)):  # 「医生让忌口海鲜和烧烤」's first, too
+            if (
+                _DOUBTFUL.search(each)
+                or _FUNCTION_ONLY.fullmatch(each)
+                or (name == "item" and _NO_ITEM.search(each))
+            ):
+                return True
+        if not split and len(value) >= 4 and _several(value, text):
             return True
         # 「辣椒冰的都不敢吃」: three characters or more, then 的 and 都 — two things run together
-        if not split and len(value) >= 3 and re.search(re.escape(value) + "的" + _SEVERAL, text):
+        if not split and len(value) >= 3 and _several(value + "的", text):
             return True
+    return False
+
+
+def _several(said: str, text: str) -> bool:
+    """Whether ``text`` has ``said`` followed by 都 or 全 (:data:`_SEVERAL`): what is said
+    there is several things."""
+    at = text.find(said)
+    while at >= 0:
+        if _SEVERAL.match(text, at + len(said)):
+            return True
+        at = text.find(said, at + 1)
     return False
 
 
@@ -548,7 +560,7 @@ def _joined(
         parts = _JOINED_VALUE.fullmatch(value)
         if parts is None:
             continue
-        if re.search(re.escape(value) + _SEVERAL, text):
+        if _several(value, text):
             return [{**slots, name: clean(part)} for part in parts.groups()]
         # 「我讨厌吃胡萝卜和芹菜」: a stance said before the pair that closes the clause, each
         # part two characters or more and no 的 in it (not 「猫和老鼠」「周杰伦和他的歌」)
