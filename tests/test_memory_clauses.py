@@ -162,6 +162,12 @@ def _marks(message: str) -> list[set[str]]:
         # a ？ after a sentence marks each part a conjunction cut
         ("你喜欢猫但讨厌狗？", [{"question"}, {"question"}]),
         ("我喜欢猫但你喜欢什么", [set(), {"question"}]),
+        # a tag asking the buddy to agree to a name closes a request, not a question; the
+        # name itself asked is one
+        ("你叫我阿凯好不好呀", [set()]),
+        ("叫我小宇行吗？", [set()]),
+        ("你叫我什么好呢", [{"question"}]),
+        ("明天七点叫我起床好不好", [{"question"}]),
     ],
 )
 def test_each_guard_mark_and_its_scope(message: str, marks: list[set[str]]) -> None:

@@ -628,12 +628,13 @@ DIET = {"subject": "user", "kind": "忌口"}
     ("text", "taken"),
     [
         # a doubtful value takes nothing: a function word, someone's words or an instruction,
-        # a question tag, several things taken as one (the extractor model reads them)
+        # several things taken as one (the extractor model reads them)
         ("苦瓜谁爱吃谁吃 反正我不吃", []),
         ("我在减脂 教练说晚上碳水不能吃", []),
         ("教练让我备赛期间别喝奶茶", []),
-        ("你就叫俺柱子中不", []),
-        ("叫我大壮行不行", []),
+        # a tag asking the buddy to agree closes a request, not a question (blind13's round)
+        ("你就叫俺柱子中不", [("nickname", {"subject": "user", "value": "柱子"})]),
+        ("叫我大壮行不行", [("nickname", {"subject": "user", "value": "大壮"})]),
         ("甲亢 医生说海带紫菜都别吃", []),
         ("我在减肥 炸鸡奶茶都不吃", []),
         # what the safeguards leave alone: a split list, a word that only looks like one
@@ -705,4 +706,93 @@ DIET = {"subject": "user", "kind": "忌口"}
     ],
 )
 def test_the_classes_blind6_showed(memory: AutoMemory, text: str, taken: list[Any]) -> None:
+    assert _taken(memory, text) == taken
+
+
+@pytest.mark.parametrize(
+    ("text", "taken"),
+    [
+        # a later naming cue: the name it gives stands; one not read leaves the full name out
+        ("我叫邵文博 叫文博", [("nickname", {"subject": "user", "value": "文博"})]),
+        ("我叫邵文博 叫博博还是文文都行", []),
+        ("我叫顾明远 叫车去机场了", [("nickname", {"subject": "user", "value": "顾明远"})]),
+        ("你叫我阿凯好不好呀", [("nickname", {"subject": "user", "value": "阿凯"})]),
+        # a balance, then something handed over now or the account settled: not owed
+        (
+            "我欠你八十块 微信红包发你了 这下两清了",
+            [("debt", {**DEBT_USER, "item": "钱", "quantity": -80, "unit": "块"})],
+        ),
+        (
+            "欠你三包薯片 快递刚送到你那 算还两包",
+            [("debt", {**DEBT_USER, "item": "薯片", "quantity": -2, "unit": "包"})],
+        ),
+        ("我欠你八十块 微信红包发你了", []),
+        (
+            "欠你两杯咖啡 周六送你",
+            [("debt", {**DEBT_USER, "item": "咖啡", "quantity": 2, "unit": "杯"})],
+        ),
+        (
+            "我欠你五十块 今年一定还清",
+            [("debt", {**DEBT_USER, "item": "钱", "quantity": 50, "unit": "块"})],
+        ),
+        # a verb done to a thing goes; a generic activity stays; a verb labelled both ways,
+        # a run of one-character things, 冰的: nothing
+        ("我超爱拉二胡", [("preference", {"subject": "user", "object": "二胡", "stance": "喜欢"})]),
+        (
+            "我爱嗦螺蛳粉",
+            [("preference", {"subject": "user", "object": "螺蛳粉", "stance": "喜欢"})],
+        ),
+        ("我不爱拉伸", [("preference", {"subject": "user", "object": "拉伸", "stance": "不喜欢"})]),
+        ("我讨厌坐绿皮火车", []),
+        ("我不吃葱蒜 味道太冲", []),
+        ("夏天也不喝冰的 胃不好", []),
+        ("我高血压 咸的不能吃", [("allergy", {**DIET, "item": "咸"})]),
+        # a rate stays in the goal; a time frame goes
+        ("健身目标是一周游三天", [("training_goal", {"subject": "user", "goal": "一周游三天"})]),
+        ("目标是一周内瘦两斤", [("training_goal", {"subject": "user", "goal": "瘦两斤"})]),
+        # how it went: passing soon is mild, a stay in hospital severe, 不至于 takes a degree
+        # back; a swelling said without a degree leaves the allergy to the model
+        (
+            "我对猫毛过敏 眼睛发痒 过一会儿就退了",
+            [("allergy", {**ALLERGY, "item": "猫毛", "severity": "轻微"})],
+        ),
+        (
+            "我对虾过敏 小时候住院一礼拜",
+            [("allergy", {**ALLERGY, "item": "虾", "severity": "严重"})],
+        ),
+        (
+            "我对花粉过敏 春天很难受 但还不至于吃药",
+            [("allergy", {**ALLERGY, "item": "花粉", "severity": "轻微"})],
+        ),
+        ("我芒果过敏 嘴巴肿成腊肠", []),
+        # dialect words: 侬 is 你, 钟意 and 中意 are 喜欢 (饮、食、睇 after them are no part of the
+        # thing; 「喜欢饮料」 is 饮料), 吃不来 is a dislike; 穿 before a thing of two characters
+        ("侬叫我小囡好了", [("nickname", {"subject": "user", "value": "小囡"})]),
+        (
+            "我好钟意饮丝袜奶茶",
+            [("preference", {"subject": "user", "object": "丝袜奶茶", "stance": "喜欢"})],
+        ),
+        ("我喜欢饮料", [("preference", {"subject": "user", "object": "饮料", "stance": "喜欢"})]),
+        (
+            "香菜我真吃不来",
+            [("preference", {"subject": "user", "object": "香菜", "stance": "不喜欢"})],
+        ),
+        ("我超爱穿汉服", [("preference", {"subject": "user", "object": "汉服", "stance": "喜欢"})]),
+        ("我是回民 猪肉一概不碰", [("allergy", {**DIET, "item": "猪肉"})]),
+        # more ways to say how bad: 进过 as 进了, a symptom 得 past bearing, 差点没喘; 不重 is mild
+        (
+            "我对蚕豆过敏 进过急诊",
+            [("allergy", {**ALLERGY, "item": "蚕豆", "severity": "严重"})],
+        ),
+        (
+            "我对尘螨过敏 晚上痒得睡不着",
+            [("allergy", {**ALLERGY, "item": "尘螨", "severity": "严重"})],
+        ),
+        ("我对桃子过敏 不重", [("allergy", {**ALLERGY, "item": "桃子", "severity": "轻微"})]),
+        # a household's total said with 加上我 or before 挤 a room, where living together is said
+        ("我跟表姐合租 加上我一共两个人", [("household", {"subject": "user", "people": 2})]),
+        ("我家住五楼 一共三个人挤电梯", []),
+    ],
+)
+def test_the_classes_blind13_showed(memory: AutoMemory, text: str, taken: list[Any]) -> None:
     assert _taken(memory, text) == taken

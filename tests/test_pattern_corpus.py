@@ -74,6 +74,11 @@ HELD_OUT_11 = CORPUS / "blind11.yaml"
 #: unseen at relations 0.93/0.66 (appraisal 0.96/0.76, no R2/R3 fact from hard negatives),
 #: then tuned against (a development held-out too).
 HELD_OUT_12 = CORPUS / "blind12.yaml"
+#: The thirteenth blind set: held out while blind12.yaml was tuned against, first measured
+#: unseen at relations 0.94/0.67 (appraisal 0.96/0.83, no R2/R3 fact from hard negatives; two
+#: debts repaid now read as owed, 「我欠你200块 微信转过去了 咱俩清了」), then tuned against (a
+#: development held-out too).
+HELD_OUT_13 = CORPUS / "blind13.yaml"
 #: The blind sets tuned against, in the order they were written.
 TUNED = (
     HELD_OUT,
@@ -88,10 +93,11 @@ TUNED = (
     HELD_OUT_10,
     HELD_OUT_11,
     HELD_OUT_12,
+    HELD_OUT_13,
 )
 #: The held-out set: written blind after the patterns' last change, and not tuned against —
 #: docs/companion.md shows its first reading. None while the next one is being written.
-BLIND: Path | None = CORPUS / "blind13.yaml"
+BLIND: Path | None = None
 ALL = (DEV, *TUNED, *((BLIND,) if BLIND is not None else ()))
 COMPANION_MD = (REPO / "docs" / "companion.md").read_text(encoding="utf-8")
 #: What a hard negative may be labelled as.
@@ -208,8 +214,7 @@ FLOORS = {
     HELD_OUT_10.name: {"relations": (0.99, 0.73), "appraisal": (0.97, 0.82)},
     HELD_OUT_11.name: {"relations": (0.97, 0.70), "appraisal": (0.97, 0.79)},
     HELD_OUT_12.name: {"relations": (0.95, 0.66), "appraisal": (0.95, 0.75)},
-    # the held-out set: its first reading (0.94/0.67, appraisal 0.96/0.83), less a margin
-    "blind13.yaml": {"relations": (0.93, 0.66), "appraisal": (0.95, 0.82)},
+    HELD_OUT_13.name: {"relations": (0.99, 0.71), "appraisal": (0.99, 0.82)},
 }
 #: The R2/R3 facts a held-out set's first reading kept from its hard negatives, by file:
 #: listed so that a new one fails here and a fixed one is struck off (blind5.yaml's two
@@ -234,7 +239,7 @@ def test_on_unseen_messages_the_figures_hold_up(
     path: Path, measured: dict[str, Measured], record_property: Callable[[str, object], None]
 ) -> None:
     """Each set was written blind; since issue 22's eighth item its misses are fixed with
-    general rules only (blind.yaml first, then blind2.yaml … blind12.yaml; a new blind set
+    general rules only (blind.yaml first, then blind2.yaml … blind13.yaml; a new blind set
     replaces them as held out): their figures are floors to watch (as last measured, less a
     small margin), not targets — docs/companion.md shows them. No R2/R3 fact from their hard
     negatives, as on the corpus."""

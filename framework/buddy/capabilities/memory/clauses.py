@@ -29,9 +29,12 @@ The guard's marks (:data:`GUARDS`), each with its scope:
 
 - ``question`` (the clause): it ends with ？ or 吗/么, or has a question word — 什么、啥、
   怎么、为什么、干嘛、哪、谁、几、多少、如何、是不是、有没有、对吧、是吧、好不好、能不能、
-  要不要、要不、来着、难道, Cantonese 好唔好、得唔得 (「你叫我阿明好唔好」)… — not 不怎么、没什么、没啥 (「我不怎么吃肉」「没啥大事」), 什么的 (「螃蟹什么的」:
+  要不要、要不、来着、难道, Cantonese 好唔好、得唔得 (「好唔好食」)… — not 不怎么、没什么、没啥 (「我不怎么吃肉」「没啥大事」), 什么的 (「螃蟹什么的」:
   and so on), 说了多少遍 (a reproach) or 几下 said of a symptom (「挠几下就不痒了」). A clause ending in 呢 alone is not a question
-  (「你还欠我一杯咖啡呢」); one with a question word is.
+  (「你还欠我一杯咖啡呢」); one with a question word is. A request for a name closed by a tag
+  asking the buddy to agree — 好不好、好吗、行不行、中不、好唔好… (「你叫我糖糖好不好嘛」「叫我豆豆好不好？」)
+  — is a request, not a question: the tag is dropped (「你叫我糖糖」); the name itself asked
+  (「你叫我什么好呢」) is one.
 - ``hypothetical`` (the clause and the rest of its sentence): 如果、要是、假如、假设、万一、
   若是、倘若、假使、的话、要不是、哪怕、即使、就算 (not 就算了, 就算我欠你的, 称呼的话, nor 严重的话:
   「严重的话会休克」 says how bad it gets).
@@ -168,6 +171,15 @@ _ADOPTED = re.compile(
 )
 #: Someone else's clause that names the user (「爸妈叫我阿宝」).
 _NAMED = re.compile(r"(?:叫|喊)我(?!们)")
+#: A request for a name closed by a tag that asks the buddy to agree (「你叫我糖糖好不好嘛」
+#: 「叫我豆豆好不好」「你叫我阿明好唔好」): a request, not a question about the name — the tag
+#: is dropped and the clause is not marked a question (not when the name itself is asked:
+#: 「你叫我什么好呢」).
+_CONSENT = re.compile(
+    r"^((?:你|您)?(?:以后|就|也|可以|直接)*(?:叫|喊|称呼)[我俺][^，。\s]{1,10}?)"
+    r"(?:好不好|好吗|好么|好嘛|行不行|行吗|行不|可以吗|可不可以|成不成|成吗|中不中|中不|好唔好|得唔得)"
+    r"[嘛啊呀吧呢哈]*$"
+)
 _LAUGHTER = re.compile(r"哈{2,}|呵{2,}|嘿嘿|嘻嘻|[hH]{3,}|233+|lol|LOL|[😂🤣😆😝😜🤪]")
 
 
@@ -204,6 +216,24 @@ def _normal(body: str) -> str:
     return _PARTICLES.sub("", body)
 
 
+def _spoken(raw: str) -> tuple[str, str, bool]:
+    """One clause ``raw`` as read: its body (no opener or trailing particle), what the guard
+    searches, and whether it asks the buddy to agree to a name. A doctor's words are read
+    without them (「医生说我对青霉素过敏」 is 「我对青霉素过敏」), and a request for a name loses
+    its tag (:data:`_CONSENT`: 「你叫我糖糖好不好嘛」 is 「你叫我糖糖」; not 「你叫我什么好呢」,
+    where the name is asked)."""
+    body = said = _normal(raw)
+    doctor = _DOCTOR.match(body)
+    if doctor is None:
+        said = raw
+    else:
+        body = said = body[doctor.end() :]
+    consent = _CONSENT.match(body)
+    if consent is None or _QUESTION.search(consent.group(1)):
+        return body, said, False
+    return consent.group(1), consent.group(1), True
+
+
 @lru_cache(maxsize=256)
 def clauses(text: str) -> tuple[Clause, ...]:
     """The clauses of ``text`` (a message), in order, each with its marks; empty ones
@@ -223,12 +253,7 @@ def clauses(text: str) -> tuple[Clause, ...]:
             break
         tail = parts[index + 1] if index + 1 < len(parts) else ""
         for raw in _JOINED.split(_SPACE.sub("", parts[index])):
-            body = said = _normal(raw)
-            doctor = _DOCTOR.match(body)
-            if doctor is None:
-                said = raw
-            else:  # 「医生说我对青霉素过敏」 is read as 「我对青霉素过敏」
-                body = said = body[doctor.end() :]
+            body, said, request = _spoken(raw)
             marks = {"joke"} if index <= joke_end else set()
             # 「我妈老跟我爸说 你闭嘴吧」: the words said, not said to the buddy
             quoted = bool(found) and "reported" in found[-1][1] and _SAYS.search(found[-1][0])
@@ -237,7 +262,7 @@ def clauses(text: str) -> tuple[Clause, ...]:
             if _ADDRESSED.match(body) and not quoted:
                 carried.discard("reported")
             marks |= carried
-            if "？" in tail or "?" in tail or _QUESTION.search(said):
+            if (("？" in tail or "?" in tail) and not request) or _QUESTION.search(said):
                 marks.add("question")
             if _HYPOTHETICAL.search(said):
                 marks.add("hypothetical")

@@ -61,7 +61,10 @@ _DOUBTFUL = re.compile(
     r"(?<![小])说(?!唱|书)|[让叫]我|别(?![墅针致扭])|要(?![塞素])|"
     r"让|忌口|过敏|不能|期间$|的?时候$|[这那]个|"
     r"(?:中不中?|行不行?|好不好?|对不对?|成不成?|可以不|[行好对成中]吗|好唔好?|得唔得?)$|"
-    r"^[也都还又才][得要会能该]"
+    r"^[也都还又才][得要会能该]|"
+    # a verb the sets label both with and without the thing after it (坐飞机 and 飞机, 织毛衣
+    # and 毛衣): which one is meant is not decided, so the model gets it
+    r"^[坐织](?=\S{2})"
 )
 #: A value made only of function characters — particles, adverbs, aspect marks, joiners
 #: (「我也跟着不敢吃了」 split at 跟 gives 也 and 着) — is no thing, person or amount: doubtful in
@@ -93,15 +96,18 @@ _VENUE = re.compile(
 #: value of four characters or more before 都 or 全, not split into items, is doubtful
 #: (:func:`_several`).
 _SEVERAL = re.compile(r"我?也?[都全]")
-#: A later clause that says how bad it went — a degree, fainting, how soon it passed
-#: (「也就鼻子痒几下 问题不大」「上次打完针直接晕过去了」「忍忍就过去了」; not a plain symptom,
+#: A later clause that says how bad it went — a degree, fainting, how soon it passed, a stay
+#: in hospital, a degree taken back (「也就鼻子痒几下 问题不大」「上次打完针直接晕过去了」「忍忍就
+#: 过去了」「一会儿就消了」「住院三天」「但不至于去医院」; not a plain symptom,
 #: 「一吃就起疹子」, nor 「去医院都得说一声」): for a relation with ``amends`` patterns, when no
 #: pattern read such a clause, the facts it would have amended are doubtful — those still
 #: without the slots the amends patterns fill when the message ends are not kept (an allergy
 #: without its severity), and the extractor model gets the message.
 _AFTERMATH = re.compile(
     r"晕|昏迷|问题不大|没大碍|不碍事|没啥事|没什么事|一会儿?就好|就过去|就没事|忍忍|几下|而已|罢了|"
-    r"厉害|严重|(?<!年)轻(?![易松])"
+    r"厉害|严重|(?<!年)轻(?![易松])|"
+    # how soon it passed, a stay in hospital, how it swelled, a degree taken back
+    r"就[消退]|[消退]了|住院|急诊|肿成|不至于"
 )
 #: An item that is no thing — a time, a verb and 前/后/期间 (「医生说停药前都不能吃」「手术后」): doubtful.
 _NO_ITEM = re.compile(r"^[^\W\d_]{1,4}?(?:[之以]?[前后]|期间)$")
@@ -126,11 +132,38 @@ _COUNTED = re.compile(
 #: A later clause that says the whole balance is paid now (「今天一次性还清了」): the balance
 #: stated, repaid.
 _PAID_OFF = re.compile(r"还清|还完|结清|两清")
+#: A later clause that says the account is settled, of its own (「咱俩清了」「这下两清」「扯平了」
+#: 「全还你」): the one balance the message stated is repaid whole. Not one put off or denied
+#: (:data:`_PUT_OFF`: 「下个月就两清了」「还没还清」).
+_SETTLED = re.compile(
+    r"还清|还完|结清|[两俩]清|^[^\s，。！!]{0,4}?(?:咱|我们|你我)[们俩]?(?:就|算|这下)?清|账清|扯平|不欠了|"
+    r"^(?:我|就)?(?:全|都|全部|一次性)还(?:给?你|清)"
+)
+#: What says a settling or a handing over is done or happening now (「转过去」「刚送你那」「已经寄出」);
+#: a promise says none of it (「周五给你补上」「今年一定还清」).
+_DONE = re.compile(r"刚|已经|现在|这就|过去|出去?|了")
+#: A later clause that says something is handed over to the buddy now (「微信转过去了」「刚点了外卖
+#: 送你那了」「寄给你了」「红包发你了」): a balance the message stated before it is being repaid,
+#: whatever the words — when no pattern reads the amount, the user no longer owes what was
+#: stated, so no balance is kept as owed (the repayment is kept when a pattern reads it).
+#: Not one put off or denied (:data:`_PUT_OFF`: 「明天转你」「还没寄」), nor a promise (:data:`_DONE`).
+_HANDED = re.compile(
+    r"(?:转|送|寄|汇|发|打|递|塞|给)(?:了|过去了?|出去?了?)?(?:给|到)?(?:你|您)|"
+    r"(?:转|寄|汇|送|发)(?:过去|出去?)|给你了"
+)
 #: A clause that only says an amount again with its unit (「真的是二百五十块」「一共是八十元」).
 _AGAIN = re.compile(
     r"(?:真的|其实|就|一共|总共)?是?(?P<amount>[0-9]+(?:\.[0-9]+)?|[零一二两三四五六七八九十百千万]+)"
     r"(?P<unit>块|元)钱?"
 )
+#: Things named by one character each, said in a run (「葱姜蒜」「鱼虾」「虾蟹」): a thing's value
+#: made only of them, each once, is several things that the sets label either way (葱姜蒜
+#: whole in one, 葱, 姜, 蒜 in another) — doubtful, left to the model.
+_SINGLES = frozenset("葱姜蒜韭虾蟹鱼")
+#: One character that before 的 says how a food is served and alone names another thing
+#: (「不喝冰的」: 冰 is ice; the sets label it 冰 and 冰的): doubtful as a thing. A taste keeps
+#: no 的 (「咸的」 is 咸), nor does a quality whose character names nothing else (凉, 硬, 肥).
+_SERVED = frozenset("冰")
 #: A value that is two things joined (「榴莲和螺蛳粉」): one fact each when the clause says both.
 _JOINED_VALUE = re.compile(r"([\u4e00-\u9fff]{1,5})[和跟与]([\u4e00-\u9fff]{1,5})")
 
@@ -228,7 +261,10 @@ def from_patterns(memory: AutoMemory, text: str, budget: Budget | None = None) -
     nothing from that relation in that clause — the extractor model gets the message; a later
     clause that says how bad it went (:data:`_AFTERMATH`) and that no pattern read leaves the
     relation's facts without the slots its ``amends`` patterns fill out of the message
-    (「狗毛过敏 也就鼻子痒几下 问题不大」: no allergy without its severity); for a ``delta`` relation, a change that
+    (「狗毛过敏 也就鼻子痒几下 问题不大」: no allergy without its severity); for a ``delta``
+    relation, a later clause no pattern read that says a repayment now, the account settled or
+    something handed over now leaves no balance the user owed (:func:`_settled`: 「我欠你200块
+    微信转过去了 咱俩清了」 is -200, 「欠你的两杯奶茶 刚点了外卖送你那了」 is nothing), a change that
     names no item replaces the balance an earlier clause stated (「欠你的三顿饭，今天还一顿」:
     -1 顿饭, what happened now) and a balance said after a repayment is no new debt
     (「我还你五十，还差你五十」), a later clause that says the amount again with its unit gives
@@ -251,6 +287,7 @@ def from_patterns(memory: AutoMemory, text: str, budget: Budget | None = None) -
     unclear: set[tuple[str, tuple[Any, ...]]] = set()  # delta keys given two amounts
     last: dict[str, list[Fact]] = {}  # each relation's facts from the last clause that gave some
     unread: set[str] = set()  # relations with a clause saying how it went that none read
+    handed: set[str] = set()  # delta relations with a clause handing something over now
     for clause in clauses(message):
         for spec in memory.relations:
             earlier = next((f for f in reversed(facts) if f.relation == spec.name), None)
@@ -264,11 +301,11 @@ def from_patterns(memory: AutoMemory, text: str, budget: Budget | None = None) -
                 # 「俺叫二柱 你就叫俺柱子中不」: a later value left to the model replaces the earlier
                 # one of its key, so neither is kept — the model gets the message
                 facts = [f for f in facts if not any(_keyed(spec, f, slots) for slots in doubted)]
-            if found is None and spec.effect == "delta" and _repaying_now(clause.text):
-                # 「欠你的一千块 今天一次性还清了」: the balance stated is repaid (-1000); 「欠你的
-                # 九十九块九 凑个整还你一百」: repaid by an amount not read — no balance is kept
-                facts = _repaying(spec, facts, earlier, clause.text)
-                continue
+            if found is None and spec.effect == "delta":
+                settled = _settled(spec, facts, earlier, clause.text, message, handed)
+                if settled is not None:  # a repayment now, in words no pattern read
+                    facts = settled
+                    continue
             if found is None:
                 if earlier is not None and _AFTERMATH.search(clause.text) and _amended(spec):
                     unread.add(spec.name)  # 「狗毛过敏 也就鼻子痒几下」: how bad, not read
@@ -308,10 +345,47 @@ def from_patterns(memory: AutoMemory, text: str, budget: Budget | None = None) -
                     facts = [f for f in facts if not _same_key(spec, f, fact)]
                 facts.append(fact)
     for spec in memory.relations:
-        if spec.name in unread:  # an allergy without the severity a later clause says
-            amendable = _amended(spec)
-            facts = [f for f in facts if f.relation != spec.name or amendable <= set(f.slots)]
+        facts = _kept(spec, facts, unread, handed)
     return Extracted(tuple(facts[:FACTS_MAX]), None, tuple(dropped))
+
+
+def _kept(spec: RelationSpec, facts: list[Fact], unread: set[str], handed: set[str]) -> list[Fact]:
+    """``facts`` at the message's end, without those of ``spec`` a later clause left
+    doubtful: a balance the user owed when something was handed over since (``handed``), an
+    allergy without the severity a clause no pattern read says (``unread``)."""
+    if spec.name in handed:
+        facts = [f for f in facts if f.relation != spec.name or not _owed(spec, f)]
+    if spec.name in unread:
+        amendable = _amended(spec)
+        facts = [f for f in facts if f.relation != spec.name or amendable <= set(f.slots)]
+    return facts
+
+
+def _settled(
+    spec: RelationSpec,
+    facts: list[Fact],
+    earlier: Fact | None,
+    text: str,
+    message: str,
+    handed: set[str],
+) -> list[Fact] | None:
+    """For a ``delta`` relation, ``facts`` after a clause (``text``) no pattern read that
+    says the user repays now, or ``None`` when it says no such thing:
+
+    - a repayment now (:data:`_REPAYING_NOW`: 「欠你的一千块 今天一次性还清了」 is -1000; 「欠你的
+      九十九块九 凑个整还你一百」, repaid by an amount not read, keeps no balance);
+    - the account settled (:data:`_SETTLED`: 「我欠你200块 微信转过去了 咱俩清了」 is -200);
+    - something handed over now (:data:`_HANDED`: 「欠你的两杯奶茶 刚点了外卖送你那了」): by how
+      much a later clause may say (「算还一杯」), and what was owed before is owed no more
+      when the message ends (``handed`` gets the relation)."""
+    if _repaying_now(text):
+        return _repaying(spec, facts, earlier, text)
+    if _settling(text, message):
+        return _repaying(spec, facts, earlier, text, settled=True)
+    if _handing(text, message):
+        handed.add(spec.name)
+        return facts
+    return None
 
 
 def _repaying_now(text: str) -> bool:
@@ -321,21 +395,50 @@ def _repaying_now(text: str) -> bool:
     )
 
 
-def _repaying(spec: RelationSpec, facts: list[Fact], earlier: Fact | None, text: str) -> list[Fact]:
+def _done(text: str, message: str) -> bool:
+    """Whether a clause of ``message`` says it is done or happening now (:data:`_DONE`, or
+    a 了 closing it that the clause lost with its particles: 「咱俩清了」)."""
+    return bool(_DONE.search(text)) or f"{text}了" in message
+
+
+def _settling(text: str, message: str) -> bool:
+    """Whether a clause says the account is settled now (:data:`_SETTLED`), done and put
+    off by nothing (not 「今年一定还清」)."""
+    return bool(_SETTLED.search(text)) and _done(text, message) and not _PUT_OFF.search(text)
+
+
+def _handing(text: str, message: str) -> bool:
+    """Whether a clause says something is handed over to the buddy now (:data:`_HANDED`),
+    done and put off by nothing (not 「周末给你」「中秋寄你」)."""
+    return bool(_HANDED.search(text)) and _done(text, message) and not _PUT_OFF.search(text)
+
+
+def _owed(spec: RelationSpec, fact: Fact) -> bool:
+    """Whether ``fact`` (of ``spec``) is a balance the user owes: a positive amount."""
+    value = fact.slots.get(spec.value)
+    return (
+        fact.relation == spec.name
+        and fact.slots.get("debtor") == "user"
+        and isinstance(value, int | float)
+        and value > 0
+    )
+
+
+def _repaying(
+    spec: RelationSpec,
+    facts: list[Fact],
+    earlier: Fact | None,
+    text: str,
+    settled: bool = False,
+) -> list[Fact]:
     """``facts`` after a clause no pattern read that says the user repays now: a balance the
-    user owed becomes its repayment when the clause says it is paid off (:data:`_PAID_OFF`)
-    and the message stated one balance, else every balance the user owed is taken away."""
-    owed = [
-        f
-        for f in facts
-        if f.relation == spec.name
-        and f.slots.get("debtor") == "user"
-        and isinstance(f.slots.get(spec.value), int | float)
-        and f.slots[spec.value] > 0
-    ]
+    user owed becomes its repayment when the clause says it is paid off (:data:`_PAID_OFF`,
+    or ``settled``: :data:`_SETTLED`) and the message stated one balance, else every
+    balance the user owed is taken away."""
+    owed = [f for f in facts if _owed(spec, f)]
     if not owed:
         return facts
-    if _PAID_OFF.search(text) and earlier is not None and owed == [earlier]:
+    if (settled or _PAID_OFF.search(text)) and earlier is not None and owed == [earlier]:
         paid = {**earlier.slots, spec.value: -earlier.slots[spec.value]}
         return [Fact(f.relation, paid, f.modality, f.source) if f is earlier else f for f in facts]
     return [f for f in facts if f not in owed]
@@ -448,6 +551,7 @@ def _doubtful(spec: RelationSpec, match: Any, text: str, split: bool) -> bool:
                 _DOUBTFUL.search(each)
                 or _FUNCTION_ONLY.fullmatch(each)
                 or (name == "item" and _NO_ITEM.search(each))
+                or (name in spec.key and (_served(each, text) or _singles(each)))
             ):
                 return True
         if not split and len(value) >= 4 and _several(value, text):
@@ -456,6 +560,12 @@ def _doubtful(spec: RelationSpec, match: Any, text: str, split: bool) -> bool:
         if not split and len(value) >= 3 and _several(value + "的", text):
             return True
     return False
+
+
+def _served(value: str, text: str) -> bool:
+    """Whether ``value`` is one character of :data:`_SERVED` that ``text`` says before 的
+    (「不喝冰的」): how a food is served, doubtful as a thing."""
+    return value in _SERVED and f"{value}的" in text
 
 
 def _several(said: str, text: str) -> bool:
@@ -571,6 +681,12 @@ def _joined(
         ):
             return [{**slots, name: clean(part)} for part in parts.groups()]
     return [slots]
+
+
+def _singles(value: str) -> bool:
+    """Whether ``value`` is two to four things of one character each, each once
+    (:data:`_SINGLES`: 「葱姜蒜」): several things, doubtful as one."""
+    return 2 <= len(value) <= 4 and set(value) <= _SINGLES and len(set(value)) == len(value)
 
 
 def _said(
