@@ -62,6 +62,37 @@ def test_it_prints_the_figures_and_the_wrong_facts(
     assert "facts missed" not in out
 
 
+def test_a_fact_right_but_for_a_slot_the_label_has_is_marked_incomplete(
+    write: Write, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Still a wrong fact (the figures do not change), but marked: no false memory, only a
+    slot left out — where a fact with a slot of another value is not."""
+    spec = OWN_SPEC.replace(
+        "  kind: { type: text, required: true }\n",
+        "  kind: { type: text, required: true }\n  name: { type: text }\n",
+    )
+    path = write(
+        {
+            "buddy.yaml": MINIMAL + "memory:\n  auto: true\n  relations: [pet]\n",
+            "relations/pet.yaml": spec,
+            "labelled.yaml": """\
+                messages:
+                  - {say: "我养了一只猫", facts: [{pet: {subject: user, kind: 猫, name: 咪咪}}]}
+                  - {say: "我养了一只橘猫", facts: [{pet: {subject: user, kind: 猫, name: 橘子}}]}
+                  - {say: "我养了一只狗", facts: [{pet: {subject: user, kind: 狗}}]}
+                """,
+        }
+    )
+    assert main(["patterns", str(path), str(path.parent / "labelled.yaml")]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"^pet +R0 +3 +3 +1 +0\.33 +0\.33$", out, re.M), out
+    assert (
+        "wrong facts kept: 2 (1 of them incomplete: right, without a slot the label has)\n"
+        "  「我养了一只猫」 pet {subject: user, kind: 猫} — no name\n"
+        "  「我养了一只橘猫」 pet {subject: user, kind: 橘猫}\n"
+    ) in out
+
+
 def test_missed_lists_the_facts_not_found(
     own: tuple[str, str], capsys: pytest.CaptureFixture[str]
 ) -> None:

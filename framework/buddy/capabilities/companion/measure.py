@@ -149,6 +149,10 @@ class Measured:
         risks: Relation → its risk tier.
         appraisal: Kind → its tally (empty: the buddy has no appraisal patterns).
         wrong: Facts kept that the label does not have.
+        incomplete: Of ``wrong``, each fact whose every slot is a labelled fact's of the
+            same relation and message, which has a slot more (「我对桃子过敏 …一会儿就消了」
+            kept without the severity 轻微), with the slots it left out: right as far as it
+            goes, so no false memory, but still not the labelled fact.
         missed: Labelled facts not found.
         wrong_feel: Appraisal kinds found that the label does not have.
         hard_risky: ``R2``/``R3`` facts kept from a hard negative that the label does not
@@ -161,6 +165,7 @@ class Measured:
     risks: dict[str, str] = field(default_factory=dict)
     appraisal: dict[str, Tally] = field(default_factory=dict)
     wrong: list[Shown] = field(default_factory=list)
+    incomplete: dict[int, list[str]] = field(default_factory=dict)
     missed: list[Shown] = field(default_factory=list)
     wrong_feel: list[Shown] = field(default_factory=list)
     hard_risky: list[Shown] = field(default_factory=list)
@@ -203,6 +208,7 @@ def measure(
         expected = [(r, dict(s)) for r, s in expected if r in out.relations]
         for relation, _ in expected:
             out.relations[relation].labelled += 1
+        wrong: list[Shown] = []
         for fact in facts:
             tally = out.relations[fact.relation]
             tally.found += 1
@@ -213,9 +219,14 @@ def measure(
                 tally.right += 1
                 expected.remove(item)
                 continue
-            out.wrong.append(shown)
+            wrong.append(shown)
             if message.hard is not None and out.risks[fact.relation] in ("R2", "R3"):
                 out.hard_risky.append(shown)
+        for shown in wrong:  # after every exact match has taken its label
+            left_out = _left_out(shown, expected)
+            if left_out:
+                out.incomplete[len(out.wrong)] = left_out
+            out.wrong.append(shown)
         out.missed.extend((message.say, r, s) for r, s in expected)
         if table is not None:
             found = _kinds(appraised(table, message.say, budget))
@@ -227,6 +238,17 @@ def measure(
                 if kind in found and kind not in message.feel:
                     out.wrong_feel.append((message.say, kind, {}))
     return out
+
+
+def _left_out(shown: Shown, expected: list[tuple[str, dict[str, Any]]]) -> list[str]:
+    """The slots of the first labelled fact of ``shown``'s relation that has every slot
+    ``shown`` kept, and more; none when no labelled fact does."""
+    _, relation, slots = shown
+    for name, label in expected:
+        kept = all(k in label and label[k] == v for k, v in slots.items())
+        if name == relation and len(label) > len(slots) and kept:
+            return [k for k in label if k not in slots]
+    return []
 
 
 def _figure(value: float | None) -> str:
@@ -264,8 +286,17 @@ def report(measured: Measured, *, missed: bool = False) -> str:
         lines += [head.replace("risk", "    ", 1)]
         lines += [_row(k, "", t) for k, t in measured.appraisal.items()]
         lines += [_row("all appraisal", "", measured.total(measured.appraisal)), ""]
-    lines.append(f"wrong facts kept: {len(measured.wrong)}")
-    lines += [f"  {_said(say)} {r} {_slots(s)}" for say, r, s in measured.wrong]
+    wrong = f"wrong facts kept: {len(measured.wrong)}"
+    if measured.incomplete:
+        wrong += (
+            f" ({len(measured.incomplete)} of them incomplete: right, without a slot the label has)"
+        )
+    lines.append(wrong)
+    for index, (say, r, s) in enumerate(measured.wrong):
+        left_out = measured.incomplete.get(index)
+        lines.append(
+            f"  {_said(say)} {r} {_slots(s)}" + (f" — no {', '.join(left_out)}" if left_out else "")
+        )
     if measured.appraisal:
         lines.append(f"wrong appraisals: {len(measured.wrong_feel)}")
         lines += [f"  {_said(say)} {kind}" for say, kind, _ in measured.wrong_feel]
