@@ -20,7 +20,7 @@ from buddy.capabilities.memory.patterns import Budget
 from buddy.compile.persona import BUILT_IN_PACK
 from buddy.compile.render import view
 from buddy.testing import TestModel
-from tests.conftest import MINIMAL, Write
+from tests.conftest import MINIMAL, REPO, Write
 
 TRAITS = (BUILT_IN_PACK / "traits/gentle.yaml").read_text(encoding="utf-8")
 
@@ -114,6 +114,33 @@ def test_what_zh_does_not_read(zh: AppraisalPatterns, text: str) -> None:
 
 def test_appraisal_patterns_spend_the_messages_budget(zh: AppraisalPatterns) -> None:
     assert appraised(zh, "滚", Budget(0)) is None  # nothing left: nothing taken, no error
+
+
+def test_the_rules_joined_find_a_clause_exactly_when_one_rule_does(
+    zh: AppraisalPatterns,
+) -> None:
+    """The joined expression only spares searches: on every message of the labelled corpus
+    the appraisal is what the rules one by one give."""
+    import dataclasses
+
+    from buddy.capabilities.companion.measure import read_labelled
+
+    assert zh.either is not None
+    each = dataclasses.replace(zh, either=None)
+    corpus = REPO / "tests" / "companion_corpus" / "messages.yaml"
+    said = [m.say for m in read_labelled(corpus, corpus.name)[0].messages]  # type: ignore[union-attr]
+    assert len(said) > 1500
+    assert [appraised(zh, m) for m in said] == [appraised(each, m) for m in said]
+
+
+def test_a_clause_the_joined_search_ran_out_of_time_on_is_searched_rule_by_rule(
+    zh: AppraisalPatterns,
+) -> None:
+    assert zh.either is not None
+    budget = Budget()
+    budget._stopped.add((zh.either, False))  # as if it had backtracked past its time
+    assert _kinds(appraised(zh, "对不起", budget)) == {"apology": 0.7}
+    assert budget.stopped(zh.either)
 
 
 def test_null_leaves_appraising_to_the_model(write: Write) -> None:

@@ -18,7 +18,7 @@ from buddy.capabilities.lore.scan import LoreState, scan
 from buddy.capabilities.memory import patterns
 from buddy.capabilities.memory.compiled import AutoMemory
 from buddy.capabilities.memory.extract import Fact, from_patterns
-from tests.conftest import MINIMAL, Write
+from tests.conftest import MINIMAL, REPO, Write
 from tests.test_lore import _e as lore_entry
 
 LOG = "buddy.capabilities.memory.patterns"
@@ -196,3 +196,79 @@ def test_compiling_a_pattern_is_not_the_messages_time(monkeypatch: pytest.Monkey
     budget = patterns.Budget()
     assert budget.search("叫我(.+)", "叫我阿明", owner="relation nickname") is not None
     assert budget.search("对不起", "对不起", owner="appraisal zh apology") is not None
+
+
+# ------------------------------------------------- many patterns searched as one
+
+
+@pytest.mark.parametrize(
+    "joined",
+    [
+        ["(?P<who>我)叫", "滚"],  # named groups become plain ones
+        ["^对不起$", "抱歉"],
+    ],
+)
+def test_patterns_are_joined_as_one_that_finds_what_any_does(joined: list[str]) -> None:
+    either = patterns.either(joined)
+    assert either is not None and "?P<" not in either
+    texts = ["我叫小王", "对不起", "没关系", "很抱歉", "滚吧", "对不起啊"]
+    found = [patterns.compiled(either).search(t) is not None for t in texts]
+    assert found == [any(patterns.compiled(p).search(t) for p in joined) for t in texts]
+    assert True in found and False in found
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        r"(a)\1",  # a group by number: another pattern's once joined
+        r"(?P<x>a)(?P=x)",  # by name: made plain
+        r"(a)?(?(1)b|c)",  # a conditional on a group
+        r"(?x) a b",  # a flag for the whole expression: verbose would read the others anew
+        r"(?i)abc",
+        r"(?<x>a)",  # a group named the other way
+        r"\g<1>",
+    ],
+)
+def test_a_pattern_that_cannot_be_joined_leaves_each_searched(pattern: str) -> None:
+    assert patterns.either([pattern, "b"]) is None
+
+
+def test_one_pattern_is_not_joined() -> None:
+    assert patterns.either(["a"]) is None
+    assert patterns.either([]) is None
+
+
+def test_the_relations_joined_find_what_each_pattern_does() -> None:
+    """On every message of the labelled corpus the facts are those the shipped relations'
+    patterns give searched one by one; a pattern that cannot be joined (a reference to a
+    group) is searched whatever the joined expression finds."""
+    import dataclasses
+
+    from buddy.capabilities.companion.measure import read_labelled
+
+    corpus = REPO / "tests" / "companion_corpus"
+    memory: AutoMemory = buddy.load(corpus, cache=False).sections["memory"]
+    assert all(r.either is not None for r in memory.relations)
+    assert any(not p.joined for r in memory.relations for p in r.patterns)
+    each = dataclasses.replace(
+        memory, relations=tuple(dataclasses.replace(r, either=None) for r in memory.relations)
+    )
+    read = read_labelled(corpus / "messages.yaml", "messages.yaml")[0]
+    assert read is not None
+    said = [m.say for m in read.messages]
+    assert [from_patterns(memory, m) for m in said] == [from_patterns(each, m) for m in said]
+
+
+def test_a_clause_the_joined_search_ran_out_of_time_on_is_searched_pattern_by_pattern(
+    write: Write,
+) -> None:
+    memory: AutoMemory = buddy.load(
+        write({"buddy.yaml": MINIMAL + "memory:\n  auto: true\n  relations: [nickname]\n"})
+    ).sections["memory"]
+    (nickname,) = memory.relations
+    assert nickname.either is not None
+    budget = patterns.Budget()
+    budget._stopped.add((nickname.either, False))  # as if it had backtracked past its time
+    assert from_patterns(memory, "叫我小王", budget).facts == (
+        Fact("nickname", {"subject": "user", "value": "小王"}, "asserted", "pattern"),
+    )

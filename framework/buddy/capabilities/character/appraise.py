@@ -7,7 +7,9 @@ with ``unless_said`` only when the message has nothing that regular expression f
 kind's value is the strongest pattern that matched; ``explained`` is true when an
 ``explained`` pattern matched and the message apologises. A message no offence, apology
 or care pattern matched has no appraisal (``None``): the caller may ask the extractor
-model. Every search is within the message's time
+model. All the file's patterns joined in one expression are searched in a clause first,
+and a clause it is not found in is skipped (most are). Every search is within the
+message's time
 :class:`~buddy.capabilities.memory.patterns.Budget`, shared with the relations' patterns.
 Standard library only, but for the patterns' engine.
 """
@@ -32,8 +34,12 @@ def appraised(
     found = {"offence": 0.0, "apology": 0.0, "care": 0.0, "explained": 0.0}
     message = text[:TEXT_CHARS].strip()
     for clause in clauses(message):
+        # of the rules joined (most are in no clause)
+        some = budget.may_find(patterns.either, clause.text, owner=f"appraisal {patterns.name}")
         for rule in patterns.rules:
             if rule.strength <= found[rule.kind] or (rule.alone and not clause.alone):
+                continue
+            if rule.joined and not some:
                 continue
             if clause.guards & patterns.unless.get(rule.kind, frozenset()):
                 continue

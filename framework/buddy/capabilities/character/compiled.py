@@ -21,6 +21,8 @@ class AppraisalRule:
         strength: How strongly a match says it, in [0, 1] (1 for ``explained``).
         alone: Only when the message is this one clause.
         unless_said: Only in a message where this regular expression is not found.
+        joined: It is in the file's ``either``: a clause that is not found in needs no
+            search for it.
     """
 
     kind: str
@@ -28,6 +30,7 @@ class AppraisalRule:
     strength: float
     alone: bool = False
     unless_said: str | None = None
+    joined: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,12 +42,17 @@ class AppraisalPatterns:
         rules: Every pattern, kind by kind, in the file's order.
         unless: Kind → the clause guard's marks that stop it.
         file: The file, for review.
+        either: The ``match`` of its rules that can be joined, in one expression
+            (:func:`~buddy.capabilities.memory.patterns.either`), searched in a clause
+            first: a clause it is not found in has none of them to try. ``None``: fewer
+            than two can be joined, and each is searched.
     """
 
     name: str
     rules: tuple[AppraisalRule, ...]
     unless: dict[str, frozenset[str]]
     file: Path
+    either: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

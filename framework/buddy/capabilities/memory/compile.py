@@ -114,7 +114,7 @@ def _relation(context: SectionContext, index: int, reference: str) -> RelationSp
 
 def _compiled(spec: RelationFile, file: Path) -> RelationSpec:
     from buddy.capabilities.memory.compiled import RelationSpec, SlotSpec, SpecPattern
-    from buddy.capabilities.memory.patterns import expanded
+    from buddy.capabilities.memory.patterns import either, expanded, joinable
 
     key = spec.key if spec.key is not None else [n for n, s in spec.slots.items() if s.required]
     slots = tuple(
@@ -130,6 +130,21 @@ def _compiled(spec: RelationFile, file: Path) -> RelationSpec:
     )
     examples: tuple[tuple[str, tuple[dict[str, Any], ...], str], ...] = tuple(
         (e.say, tuple(dict(f) for f in e.facts), e.modality) for e in spec.examples
+    )
+    matches = [expanded(p.match, spec.words) for p in spec.patterns]
+    joined = either(matches)
+    patterns = tuple(
+        SpecPattern(
+            match,
+            dict(p.slots),
+            p.modality,
+            p.negative,
+            p.amends,
+            None if p.if_said is None else expanded(p.if_said, spec.words),
+            None if p.unless_said is None else expanded(p.unless_said, spec.words),
+            joined is not None and joinable(match),
+        )
+        for p, match in zip(spec.patterns, matches, strict=True)
     )
     return RelationSpec(
         name=spec.relation,
@@ -150,17 +165,7 @@ def _compiled(spec: RelationFile, file: Path) -> RelationSpec:
         conflict=spec.conflict,
         validity_seconds=None if spec.validity == "permanent" else duration_seconds(spec.validity),
         examples=examples,
-        patterns=tuple(
-            SpecPattern(
-                expanded(p.match, spec.words),
-                dict(p.slots),
-                p.modality,
-                p.negative,
-                p.amends,
-                None if p.if_said is None else expanded(p.if_said, spec.words),
-                None if p.unless_said is None else expanded(p.unless_said, spec.words),
-            )
-            for p in spec.patterns
-        ),
+        patterns=patterns,
         file=file,
+        either=joined,
     )

@@ -39,6 +39,8 @@ class SpecPattern(NamedTuple):
         amends: It fills slots of the fact an earlier clause took for the relation.
         if_said: It counts only in a message where this is found.
         unless_said: It counts only in a message where this is not found.
+        joined: It is in its spec's ``either``: a clause that is not found in needs no
+            search for it.
     """
 
     match: str
@@ -48,6 +50,7 @@ class SpecPattern(NamedTuple):
     amends: bool = False
     if_said: str | None = None
     unless_said: str | None = None
+    joined: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +61,10 @@ class RelationSpec:
         validity_seconds: How long a fact holds; ``None``: permanently.
         examples: ``(say, facts, modality)`` for the extractor.
         patterns: Its patterns (:class:`SpecPattern`), in the file's order.
+        either: The ``match`` of its patterns that can be joined, in one expression
+            (:func:`~buddy.capabilities.memory.patterns.either`), searched in a clause
+            first: a clause it is not found in has none of them to try. ``None``: fewer
+            than two can be joined, and each is searched.
     """
 
     name: str
@@ -80,6 +87,7 @@ class RelationSpec:
     examples: tuple[tuple[str, tuple[dict[str, Any], ...], str], ...]
     patterns: tuple[SpecPattern, ...]
     file: Path
+    either: str | None = None
 
     def slot(self, name: str) -> SlotSpec:
         """The slot called ``name``.

@@ -501,8 +501,9 @@ def _clause_facts(
     the message) with slots an ``amends`` pattern filled rather than a new one. A
     doubtful value takes nothing; its slots go to ``doubted`` (when given)."""
     owner = f"relation {spec.name}"
+    some = budget.may_find(spec.either, text, owner=owner)  # of the patterns joined
     for pattern in spec.patterns:
-        if pattern.amends and earlier is None:
+        if (pattern.amends and earlier is None) or (pattern.joined and not some):
             continue
         match = budget.search(pattern.match, text, owner=owner)
         if match is None or not _said(pattern.if_said, pattern.unless_said, message, budget, owner):

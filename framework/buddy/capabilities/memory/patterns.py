@@ -47,7 +47,9 @@ __all__ = [
     "WORD_LIST_PATTERN",
     "Budget",
     "compiled",
+    "either",
     "expanded",
+    "joinable",
     "pattern_problem",
     "placeholders",
 ]
@@ -63,6 +65,11 @@ _WARNED_MAX = 4096
 WORD_LIST_PATTERN = r"^[a-z][a-z0-9_]{0,31}$"
 _PLACEHOLDER = re.compile(r"\{\{([a-z][a-z0-9_]{0,31})\}\}")
 _NAMED = re.compile(r"\(\?P<[A-Za-z_][A-Za-z0-9_]*>")
+# What a pattern cannot be joined with others by: a reference to a group (by number it
+# would point at another pattern's group once joined; by name, at a group made plain), a
+# conditional on a group, or a flag set for the whole expression (verbose mode would read
+# the other patterns' spaces and ``#`` anew).
+_UNJOINABLE = re.compile(r"\\(?:[1-9]|g)|\(\?P=|\(\?\(|\(\?[a-zA-Z]+\)|\(\?<[A-Za-z_]")
 
 log = logging.getLogger("buddy.capabilities.memory.patterns")
 _warned: set[tuple[str, str, str]] = set()
@@ -88,6 +95,21 @@ def compiled(pattern: str, ignore_case: bool = False) -> regex.Pattern[str]:
     engine = _engine()
     result: regex.Pattern[str] = engine.compile(pattern, engine.IGNORECASE if ignore_case else 0)
     return result
+
+
+def joinable(pattern: str) -> bool:
+    """Whether ``pattern`` can be joined with others (:func:`either`): it refers to no
+    group, has no conditional and sets no flag for the whole expression."""
+    return _UNJOINABLE.search(pattern) is None
+
+
+def either(patterns: Sequence[str]) -> str | None:
+    """The :func:`joinable` ones of ``patterns`` in one regular expression, found in a
+    text wherever one of them is: searched first, it spares a text none of them is in a
+    search for each (its named groups are plain groups: it only says whether). ``None``
+    when fewer than two are joinable."""
+    joined = [f"(?:{_NAMED.sub('(?:', p)})" for p in patterns if joinable(p)]
+    return "|".join(joined) if len(joined) > 1 else None
 
 
 def placeholders(pattern: str) -> list[str]:
@@ -132,6 +154,19 @@ class Budget:
     def __init__(self, ms: float = BUDGET_MS) -> None:
         self._deadline = time.thread_time() + ms / 1000
         self._stopped: set[tuple[str, bool]] = set()
+
+    def stopped(self, pattern: str, ignore_case: bool = False) -> bool:
+        """Whether ``pattern`` ran out of time in this budget (or was no expression): its
+        ``None`` from :meth:`search` says nothing about the text."""
+        return (pattern, ignore_case) in self._stopped
+
+    def may_find(self, joined: str | None, text: str, *, owner: str) -> bool:
+        """Whether one of the patterns ``joined`` joins (:func:`either`) may be found in
+        ``text``: ``joined`` is, or ran out of time (then each is to be searched), or is
+        ``None`` (none were joined)."""
+        if joined is None or self.search(joined, text, owner=owner) is not None:
+            return True
+        return self.stopped(joined)
 
     def search(
         self, pattern: str, text: str, *, owner: str, ignore_case: bool = False
