@@ -272,3 +272,17 @@ def test_a_clause_the_joined_search_ran_out_of_time_on_is_searched_pattern_by_pa
     assert from_patterns(memory, "叫我小王", budget).facts == (
         Fact("nickname", {"subject": "user", "value": "小王"}, "asserted", "pattern"),
     )
+
+
+def test_the_garbage_collectors_time_is_not_the_patterns(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A collection of a large heap while a message's patterns run (50 ms here, on a clock
+    of our own) does not spend their budget: the pattern still searches."""
+    now = [100.0]
+    monkeypatch.setattr(time, "thread_time", lambda: now[0])
+    budget = patterns.Budget(20)
+    patterns._collections("start", {})
+    now[0] += 0.050
+    patterns._collections("stop", {})
+    assert budget.search("叫我(?P<v>.+)", "叫我小王", owner="relation nickname") is not None
+    now[0] += 0.025  # the patterns' own time past the budget still stops them
+    assert budget.search("叫我(?P<v>.+)", "叫我小王", owner="relation nickname") is None

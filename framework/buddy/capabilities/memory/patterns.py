@@ -10,8 +10,9 @@ whose every call takes a ``timeout``:
 - :class:`Budget` is the time one message's patterns have together (:data:`BUDGET_MS`),
   counted in the CPU time of the thread that searches — what a backtracking pattern
   burns — so a busy machine that keeps the process waiting does not make a message's
-  patterns take nothing; each search gets at most :data:`PATTERN_MS` of what is left. A pattern that runs out
-  took nothing from that message — never an exception — is skipped for the rest of it,
+  patterns take nothing (nor does a garbage collection meanwhile: its time is given
+  back); each search gets at most :data:`PATTERN_MS` of what is left. A pattern that runs
+  out took nothing from that message — never an exception — is skipped for the rest of it,
   and is logged once (a WARNING naming its owner and the pattern); the message's other
   patterns run on in what is left.
 - :func:`pattern_problem` is the check ``buddy validate`` makes: the pattern compiles
@@ -29,9 +30,11 @@ a long vocabulary stays a reviewable YAML list instead of a regular expression n
 
 from __future__ import annotations
 
+import gc
 import importlib
 import logging
 import re
+import threading
 import time
 import warnings
 from collections.abc import Mapping, Sequence
@@ -142,17 +145,42 @@ def _warn(owner: str, pattern: str, why: str) -> None:
     log.warning("%s: the pattern %r took nothing from a message: %s", owner, pattern, why)
 
 
+class _Collections:
+    """The CPU time the garbage collector has taken in this process so far (``total``): a
+    collection that runs while a message's patterns are searched is the process's, not the
+    patterns' — a large heap's can take tens of milliseconds, which would spend the budget
+    and make the message's patterns take nothing, by chance."""
+
+    __slots__ = ("began", "total")
+
+    def __init__(self) -> None:
+        self.began: dict[int, float] = {}  # thread → when its collection under way began
+        self.total = 0.0
+
+    def __call__(self, phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            self.began[threading.get_ident()] = time.thread_time()
+        elif (began := self.began.pop(threading.get_ident(), None)) is not None:
+            self.total += time.thread_time() - began
+
+
+_collections = _Collections()
+gc.callbacks.append(_collections)
+
+
 class Budget:
-    """The time one message's patterns have together; :meth:`search` spends it.
+    """The time one message's patterns have together; :meth:`search` spends it. The
+    garbage collector's time while they run is not theirs, and is given back.
 
     Args:
         ms: The budget (:data:`BUDGET_MS`).
     """
 
-    __slots__ = ("_deadline", "_stopped")
+    __slots__ = ("_collected", "_deadline", "_stopped")
 
     def __init__(self, ms: float = BUDGET_MS) -> None:
         self._deadline = time.thread_time() + ms / 1000
+        self._collected = _collections.total
         self._stopped: set[tuple[str, bool]] = set()
 
     def stopped(self, pattern: str, ignore_case: bool = False) -> bool:
@@ -192,7 +220,8 @@ class Budget:
                 if len(_ready) >= _READY_MAX:
                     _ready.clear()
                 _ready[key] = found
-            left = self._deadline - time.thread_time()
+            spent = time.thread_time() - (_collections.total - self._collected)
+            left = self._deadline - spent
             if left <= 0:
                 self._stopped.add((pattern, ignore_case))
                 _warn(owner, pattern, f"the message's {BUDGET_MS:g} ms for patterns was spent")
