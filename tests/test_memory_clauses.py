@@ -168,6 +168,13 @@ def _marks(message: str) -> list[set[str]]:
         ("叫我小宇行吗？", [set()]),
         ("你叫我什么好呢", [{"question"}]),
         ("明天七点叫我起床好不好", [{"question"}]),
+        # 不咋 is 不太, no question (blind14's round); 咋 alone asks
+        ("芒果过敏 不咋严重", [set(), set()]),
+        ("这咋整", [{"question"}]),
+        # a liking of what nobody likes is irony, that clause only; a dislike of it is plain
+        ("我叫阿飞 我爱死加班了", [set(), {"joke"}]),
+        ("排队是我的最爱", [{"joke"}]),
+        ("最烦排队", [set()]),
     ],
 )
 def test_each_guard_mark_and_its_scope(message: str, marks: list[set[str]]) -> None:

@@ -631,7 +631,11 @@ DIET = {"subject": "user", "kind": "忌口"}
         # several things taken as one (the extractor model reads them)
         ("苦瓜谁爱吃谁吃 反正我不吃", []),
         ("我在减脂 教练说晚上碳水不能吃", []),
-        ("教练让我备赛期间别喝奶茶", []),
+        # a time frame said before the item is not part of it (blind14's round): 奶茶, as blind6 has it
+        (
+            "教练让我备赛期间别喝奶茶",
+            [("allergy", {"subject": "user", "item": "奶茶", "kind": "忌口"})],
+        ),
         # a tag asking the buddy to agree closes a request, not a question (blind13's round)
         ("你就叫俺柱子中不", [("nickname", {"subject": "user", "value": "柱子"})]),
         ("叫我大壮行不行", [("nickname", {"subject": "user", "value": "大壮"})]),
@@ -795,4 +799,45 @@ def test_the_classes_blind6_showed(memory: AutoMemory, text: str, taken: list[An
     ],
 )
 def test_the_classes_blind13_showed(memory: AutoMemory, text: str, taken: list[Any]) -> None:
+    assert _taken(memory, text) == taken
+
+
+@pytest.mark.parametrize(
+    ("text", "taken"),
+    [
+        # a time frame before the item is not part of it; one not listed leaves the item to
+        # the model (a value that begins inside a time word, or holds 期间)
+        (
+            "减脂期间油炸一口不碰 医生说的",
+            [("allergy", {"subject": "user", "kind": "忌口", "item": "油炸"})],
+        ),
+        ("体检期间海鲜不能吃 医生说的", []),
+        # riding before a vehicle: the vehicle; 骑马 and 骑行 stay whole
+        (
+            "我爱骑单车",
+            [("preference", {"subject": "user", "object": "单车", "stance": "喜欢"})],
+        ),
+        ("我爱骑马", [("preference", {"subject": "user", "object": "骑马", "stance": "喜欢"})]),
+        # a thing's smell after it is not part of it
+        (
+            "臭豆腐那股子味我不行",
+            [("preference", {"subject": "user", "object": "臭豆腐", "stance": "不喜欢"})],
+        ),
+        # a value opening with the copula is a saying, not a thing
+        ("爱是陪伴", []),
+        # a liking of what nobody likes is irony; a dislike of it is plain
+        ("我最喜欢周一了 又能上班了", []),
+        (
+            "我不喜欢开会",
+            [("preference", {"subject": "user", "object": "开会", "stance": "不喜欢"})],
+        ),
+        # 不咋严重 is mild; 吃了会要命 severe; 一下就好 (how soon it passed) not read: no allergy
+        ("鸡蛋过敏 不咋严重", [("allergy", {**ALLERGY, "item": "鸡蛋", "severity": "轻微"})]),
+        ("我对螃蟹过敏 吃了会要命", [("allergy", {**ALLERGY, "item": "螃蟹", "severity": "严重"})]),
+        ("我对桃子过敏 手上红一下就好", []),
+        # a home said in dialect is a home
+        ("屋企有三个人", [("household", {"subject": "user", "people": 3})]),
+    ],
+)
+def test_the_classes_blind14_showed(memory: AutoMemory, text: str, taken: list[Any]) -> None:
     assert _taken(memory, text) == taken

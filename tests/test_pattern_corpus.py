@@ -79,6 +79,11 @@ HELD_OUT_12 = CORPUS / "blind12.yaml"
 #: debts repaid now read as owed, 「我欠你200块 微信转过去了 咱俩清了」), then tuned against (a
 #: development held-out too).
 HELD_OUT_13 = CORPUS / "blind13.yaml"
+#: The fourteenth blind set: held out while blind13.yaml was tuned against, first measured
+#: unseen at relations 0.966/0.69 (appraisal 1.00/0.75, no R2/R3 fact from hard negatives; its
+#: one false R3 fact a dietary item cut from the tail of a time word, 「减肥期间碳水一口不吃」 read
+#: as 间碳水), then tuned against (a development held-out too).
+HELD_OUT_14 = CORPUS / "blind14.yaml"
 #: The blind sets tuned against, in the order they were written.
 TUNED = (
     HELD_OUT,
@@ -94,10 +99,11 @@ TUNED = (
     HELD_OUT_11,
     HELD_OUT_12,
     HELD_OUT_13,
+    HELD_OUT_14,
 )
 #: The held-out set: written blind after the patterns' last change, and not tuned against —
 #: docs/companion.md shows its first reading. None while the next one is being written.
-BLIND: Path | None = CORPUS / "blind14.yaml"
+BLIND: Path | None = None
 ALL = (DEV, *TUNED, *((BLIND,) if BLIND is not None else ()))
 COMPANION_MD = (REPO / "docs" / "companion.md").read_text(encoding="utf-8")
 #: What a hard negative may be labelled as.
@@ -215,8 +221,7 @@ FLOORS = {
     HELD_OUT_11.name: {"relations": (0.97, 0.70), "appraisal": (0.97, 0.79)},
     HELD_OUT_12.name: {"relations": (0.95, 0.66), "appraisal": (0.95, 0.75)},
     HELD_OUT_13.name: {"relations": (0.99, 0.71), "appraisal": (0.99, 0.82)},
-    # the held-out set: its first reading (0.966/0.69, appraisal 1.00/0.75), less a margin
-    "blind14.yaml": {"relations": (0.96, 0.68), "appraisal": (0.99, 0.74)},
+    HELD_OUT_14.name: {"relations": (0.99, 0.70), "appraisal": (0.99, 0.88)},
 }
 #: The R2/R3 facts a held-out set's first reading kept from its hard negatives, by file:
 #: listed so that a new one fails here and a fixed one is struck off (blind5.yaml's two
@@ -241,7 +246,7 @@ def test_on_unseen_messages_the_figures_hold_up(
     path: Path, measured: dict[str, Measured], record_property: Callable[[str, object], None]
 ) -> None:
     """Each set was written blind; since issue 22's eighth item its misses are fixed with
-    general rules only (blind.yaml first, then blind2.yaml … blind13.yaml; a new blind set
+    general rules only (blind.yaml first, then blind2.yaml … blind14.yaml; a new blind set
     replaces them as held out): their figures are floors to watch (as last measured, less a
     small margin), not targets — docs/companion.md shows them. No R2/R3 fact from their hard
     negatives, as on the corpus."""

@@ -29,7 +29,7 @@ The guard's marks (:data:`GUARDS`), each with its scope:
 
 - ``question`` (the clause): it ends with ？ or 吗/么, or has a question word — 什么、啥、
   怎么、为什么、干嘛、哪、谁、几、多少、如何、是不是、有没有、对吧、是吧、好不好、能不能、
-  要不要、要不、来着、难道, Cantonese 好唔好、得唔得 (「好唔好食」)… — not 不怎么、没什么、没啥 (「我不怎么吃肉」「没啥大事」), 什么的 (「螃蟹什么的」:
+  要不要、要不、来着、难道, Cantonese 好唔好、得唔得 (「好唔好食」)… — not 不怎么、不咋、没什么、没啥 (「我不怎么吃肉」「不咋严重」「没啥大事」), 什么的 (「螃蟹什么的」:
   and so on), 说了多少遍 (a reproach) or 几下 said of a symptom (「挠几下就不痒了」). A clause ending in 呢 alone is not a question
   (「你还欠我一杯咖啡呢」); one with a question word is. A request for a name closed by a tag
   asking the buddy to agree — 好不好、好吗、行不行、中不、好唔好… (「你叫我糖糖好不好嘛」「叫我豆豆好不好？」)
@@ -54,7 +54,8 @@ The guard's marks (:data:`GUARDS`), each with its scope:
   own — only the clauses up to it: 「叫我大哥，开玩笑的，叫我小吴」): 开玩笑、逗你、骗你的、
   说着玩、闹着玩、说说而已、反话 (irony: 「我最爱的就是加班了 哈哈哈哈反话」)、「别当真」、
   「反正你也不会真叫」、「这辈子都还不上」…, irony said with a 呵呵 of two (「堵车真是我的最爱 呵呵」;
-  not 呵呵呵), and irony an emoji carries — 🙃, or 🙂 after a
+  not 呵呵呵), a liking said of what nobody likes (the clause: 「我爱死堵车了」「其实我就是爱加班」;
+  not 「最烦排队」), and irony an emoji carries — 🙃, or 🙂 after a
   cheer or a stance said again with 太、真 (「堵车我最喜欢了 真开心哦🙂」「我喜欢加班 真的 太喜欢了
   🙂」; not a plain 🙂).
 - ``laughter`` (the clause, with the emoji after it, or a laugh of its own after it:
@@ -114,7 +115,7 @@ _PARTICLES = re.compile(
 #: What closes a value without being part of it: 「完赛就行」 is the goal 完赛.
 _ENOUGH = re.compile(r"(?:就行|就好|就可以|就成|就够|而已)$")
 _QUESTION = re.compile(
-    r"(?<![没不])什么(?!的)|(?<![没不])啥|(?<!不)怎么|咋|干嘛|干吗|哪|谁|几(?!下就|下$)|多少(?![次遍回])|如何|是不是|是否|有没有|对不对|对吧|是吧|"
+    r"(?<![没不])什么(?!的)|(?<![没不])啥|(?<!不)怎么|(?<!不)咋|干嘛|干吗|哪|谁|几(?!下就|下$)|多少(?![次遍回])|如何|是不是|是否|有没有|对不对|对吧|是吧|"
     r"好不好|行不行|能不能|可不可以|会不会|要不要|要不|难道|来着|好唔好|得唔得|係唔係|使唔使|[吗么][啊呀哈啦呢]*$"
 )
 _HYPOTHETICAL = re.compile(
@@ -159,6 +160,13 @@ _JOKE = re.compile(
 #: plain 🙂 (「叫我小美🙂」).
 _IRONY = re.compile(
     r"(?<!呵)呵呵(?!呵)|🙃|(?:开心|高兴|幸福|快乐|真棒|真爽|真行|(?:太|真是?|好)(?:喜欢|爱)死?)[哦啊呀呢啦哈了～~！!\s]*🙂"
+)
+#: Irony in a clause: a liking said of what nobody likes — a jam, overtime, a queue, a meeting,
+#: a commute, a Monday (「我爱死堵车了」「其实我就是爱加班」「排队是我的最爱」): marks the clause a
+#: joke; a dislike of them is plain (「最烦排队」).
+_NUISANCE = r"堵车|塞车|加班|排队|开会|挤地铁|挤公交|早高峰|晚高峰|通勤|周一|失眠|催婚|写周报|改需求|背锅|内卷|调休|挨骂|被骂"
+_NUISANCE_LIKED = re.compile(
+    rf"(?<!不)(?:爱|喜欢|迷上)死?了?(?:{_NUISANCE})|(?:{_NUISANCE})[^，。]{{0,4}}?(?:最爱|我(?:最|超|好|太)?(?:爱|喜欢))"
 )
 #: A joke taken back: 「开玩笑的」 (not 「开个玩笑」, 「跟你开玩笑呢」).
 _RETRACTED = re.compile(
@@ -254,7 +262,7 @@ def clauses(text: str) -> tuple[Clause, ...]:
         tail = parts[index + 1] if index + 1 < len(parts) else ""
         for raw in _JOINED.split(_SPACE.sub("", parts[index])):
             body, said, request = _spoken(raw)
-            marks = {"joke"} if index <= joke_end else set()
+            marks = {"joke"} if index <= joke_end or _NUISANCE_LIKED.search(said) else set()
             # 「我妈老跟我爸说 你闭嘴吧」: the words said, not said to the buddy
             quoted = bool(found) and "reported" in found[-1][1] and _SAYS.search(found[-1][0])
             if not quoted and (_SELF.match(body) or _ADDRESSED.match(body)):

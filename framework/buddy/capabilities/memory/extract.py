@@ -54,14 +54,17 @@ FACTS_MAX = 8
 #: of speech or instruction (「教练说晚上碳水」「备赛期间别喝奶茶」: someone's words, not the
 #: thing), a question tag closing it (「柱子中不」); an instruction or a relation word run
 #: into it (「让忌口海鲜」「湿疹过敏」「不能碰」: the rule, not the thing), a time said as the thing
-#: (「湿疹期间」「备考的时候」), a thing pointed at (「这个话题」: what it is, the chat says), and
-#: an adverb and a modal opening it (「不喜欢也得干」「都得做」: what must be done, not a thing).
+#: or with it (「湿疹期间」「复查期间辣椒」「备考的时候」), a thing pointed at (「这个话题」: what it
+#: is, the chat says), an adverb and a modal opening it (「不喜欢也得干」「都得做」: what must be
+#: done, not a thing), and the copula opening it (「喜欢是放肆」: what liking is).
 _DOUBTFUL = re.compile(
     r"反正|其实|就|还是|然后|不过|可是|而且|总之|毕竟|好像|也许|可能|"
     r"(?<![小])说(?!唱|书)|[让叫]我|别(?![墅针致扭])|要(?![塞素])|"
-    r"让|忌口|过敏|不能|期间$|的?时候$|[这那]个|"
+    r"让|忌口|过敏|不能|期间|时期|的?时候$|[这那]个|"
     r"(?:中不中?|行不行?|好不好?|对不对?|成不成?|可以不|[行好对成中]吗|好唔好?|得唔得?)$|"
     r"^[也都还又才][得要会能该]|"
+    # the copula opening it (「喜欢是放肆 爱是克制」: a saying, what liking is, not a thing liked)
+    r"^是|"
     # a verb the sets label both with and without the thing after it (坐飞机 and 飞机, 织毛衣
     # and 毛衣): which one is meant is not decided, so the model gets it
     r"^[坐织](?=\S{2})"
@@ -80,6 +83,9 @@ _OUTING = re.compile(
 #: Staying up said before what is done (「就是爱熬夜打游戏」「通宵追剧」 are 打游戏, 追剧): when, not
 #: what — 熬夜 alone (「我就是喜欢熬夜」) stays the thing.
 _STAYING_UP = re.compile(r"^(?:熬夜|通宵)(?=[\u4e00-\u9fff]{2})")
+#: Riding said before the thing ridden (「喜欢骑自行车」「爱骑摩托」 are 自行车, 摩托): the verb before a
+#: specific thing; 骑行, 骑马 and 骑电动车兜风 stay whole (a generic activity, or more than the thing).
+_RIDDEN = re.compile(r"^骑(?=[\u4e00-\u9fff]{1,3}车$|摩托车?$)")
 #: Meats named by their animals before one 肉 (「牛羊肉」「猪牛羊肉」「鸡鸭肉」): one thing each.
 _SHARED_MEAT = re.compile(r"([牛羊猪鸡鸭鹅驴]{2,3})肉")
 #: A sip or a bite said before the thing (「平时就爱喝两口茶」「爱吃几口甜的」 are 茶, 甜): how much,
@@ -104,11 +110,15 @@ _SEVERAL = re.compile(r"我?也?[都全]")
 #: without the slots the amends patterns fill when the message ends are not kept (an allergy
 #: without its severity), and the extractor model gets the message.
 _AFTERMATH = re.compile(
-    r"晕|昏迷|问题不大|没大碍|不碍事|没啥事|没什么事|一会儿?就好|就过去|就没事|忍忍|几下|而已|罢了|"
+    r"晕|昏迷|问题不大|没大碍|不碍事|没啥事|没什么事|(?:一会儿?|一下子?|一阵子?)就好|就过去|就没事|忍忍|几下|"
+    r"而已|罢了|"
     r"厉害|严重|(?<!年)轻(?![易松])|"
     # how soon it passed, a stay in hospital, how it swelled, a degree taken back
     r"就[消退]|[消退]了|住院|急诊|肿成|不至于"
 )
+#: A time word (a time frame, 期间、时间、时候、阶段…): a value that begins inside one (「减肥期间碳水一口
+#: 不吃」 read as 间碳水) was cut from the tail of a time word — doubtful (:func:`_time_tail`).
+_TIME_WORD = re.compile(r"期间|时间|时候|时期|阶段|期内|日子|[之以][前后]")
 #: An item that is no thing — a time, a verb and 前/后/期间 (「医生说停药前都不能吃」「手术后」): doubtful.
 _NO_ITEM = re.compile(r"^[^\W\d_]{1,4}?(?:[之以]?[前后]|期间)$")
 #: A later clause that says a repayment happens now (「今天一次性还清了」「这回先还三百」「凑个整还你
@@ -231,7 +241,7 @@ def _typed(spec: RelationSpec, name: str, text: str, negative: bool) -> Any:
     and punctuation around it, nor a time of day and a going out before what is done
     (「晚上出去跑步」「周末出门爬山」 are 跑步, 爬山: :data:`_OUTING`), nor a sip or a bite
     before the thing (「两口茶」 is 茶: :data:`_SIP`), nor where it is done (「在边上睡觉」 is
-    睡觉: :data:`_PLACE`)."""
+    睡觉: :data:`_PLACE`), nor riding before the thing ridden (「骑自行车」 is 自行车: :data:`_RIDDEN`)."""
     slot = spec.slot(name)
     if slot.type == "date":
         return spoken_date(text) or text  # refused by the slot check when not a day
@@ -243,7 +253,7 @@ def _typed(spec: RelationSpec, name: str, text: str, negative: bool) -> Any:
     if slot.type != "text":
         return text
     value = _VENUE.sub("", _SIP.sub("", _PLACE.sub("", _OUTING.sub("", clean(text)))))
-    return _STAYING_UP.sub("", value)
+    return _RIDDEN.sub("", _STAYING_UP.sub("", value))
 
 
 def from_patterns(memory: AutoMemory, text: str, budget: Budget | None = None) -> Extracted:
@@ -540,6 +550,12 @@ def _clause_facts(
     return None
 
 
+def _time_tail(text: str, start: int) -> bool:
+    """Whether a value that begins at ``start`` of the clause ``text`` begins inside a time
+    word (:data:`_TIME_WORD`: 「减肥期间碳水」 read from 间)."""
+    return any(m.start() < start < m.end() for m in _TIME_WORD.finditer(text))
+
+
 def _doubtful(spec: RelationSpec, match: Any, text: str, split: bool) -> bool:
     """Whether a text group ``match`` took from the clause ``text`` is doubtful
     (:data:`_DOUBTFUL`), or one value of four characters or more the clause says is
@@ -547,10 +563,13 @@ def _doubtful(spec: RelationSpec, match: Any, text: str, split: bool) -> bool:
     for name, value in match.groupdict().items():
         if value is None or spec.slot(name).type != "text":
             continue
-        for each in map(clean, match.captures(name)):  # 「医生让忌口海鲜和烧烤」's first, too
+        starts = [start for start, _ in match.spans(name)]
+        for each, start in zip(map(clean, match.captures(name)), starts, strict=True):
+            # 「医生让忌口海鲜和烧烤」's first, too
             if (
                 _DOUBTFUL.search(each)
                 or _FUNCTION_ONLY.fullmatch(each)
+                or _time_tail(text, start)
                 or (name == "item" and _NO_ITEM.search(each))
                 or (name in spec.key and (_served(each, text) or _singles(each)))
             ):
