@@ -103,7 +103,7 @@ TUNED = (
 )
 #: The held-out set: written blind after the patterns' last change, and not tuned against —
 #: docs/companion.md shows its first reading. None while the next one is being written.
-BLIND: Path | None = None
+BLIND: Path | None = CORPUS / "blind15.yaml"
 ALL = (DEV, *TUNED, *((BLIND,) if BLIND is not None else ()))
 COMPANION_MD = (REPO / "docs" / "companion.md").read_text(encoding="utf-8")
 #: What a hard negative may be labelled as.
@@ -222,6 +222,8 @@ FLOORS = {
     HELD_OUT_12.name: {"relations": (0.95, 0.66), "appraisal": (0.95, 0.75)},
     HELD_OUT_13.name: {"relations": (0.99, 0.71), "appraisal": (0.99, 0.82)},
     HELD_OUT_14.name: {"relations": (0.99, 0.70), "appraisal": (0.99, 0.88)},
+    # the held-out set: its first reading (0.968/0.63, appraisal 0.99/0.73), less a margin
+    "blind15.yaml": {"relations": (0.96, 0.62), "appraisal": (0.98, 0.72)},
 }
 #: The R2/R3 facts a held-out set's first reading kept from its hard negatives, by file:
 #: listed so that a new one fails here and a fixed one is struck off (blind5.yaml's two
