@@ -195,3 +195,21 @@ def test_alone_is_a_message_of_one_clause() -> None:
 
 def test_the_appraisal_files_marks_are_the_guards() -> None:
     assert set(get_args(Guard)) == set(GUARDS)
+
+
+@pytest.mark.parametrize(
+    ("message", "text", "marks"),
+    [
+        # a Cantonese sentence-final particle is dropped; a closing 咩 asks (not 咩咩, a name)
+        ("我好钟意饮早茶㗎", "我好钟意饮早茶", set()),
+        ("我钟意食辣嘅", "我钟意食辣", set()),
+        ("你钟意食咩", "你钟意食咩", {"question"}),
+        ("叫我咩咩", "叫我咩咩", set()),
+        # Henan's bare 中 after a title closes a request; a name ending in 中 keeps it
+        ("你叫我兰姨中", "你叫我兰姨", set()),
+        ("叫我建中", "叫我建中", set()),
+    ],
+)
+def test_the_dialect_tags_blind15_showed(message: str, text: str, marks: set[str]) -> None:
+    (clause,) = clauses(message)
+    assert (clause.text, set(clause.guards)) == (text, marks)

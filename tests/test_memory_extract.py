@@ -691,12 +691,41 @@ DIET = {"subject": "user", "kind": "忌口"}
             "油炸的东西我不太爱",
             [("preference", {"subject": "user", "object": "油炸", "stance": "不喜欢"})],
         ),
-        # figurative things owed, a debt paid now: no debt
+        # figurative things owed: no debt; a debt paid now: its repayment (the labelling
+        # convention since blind15)
         ("欠你一个故事 下次讲给你听", []),
         ("我欠你一次旅行 等我有空了", []),
         ("你欠我五个笑话", []),
-        ("欠你的四十块刚转了", []),
-        ("欠你的两本漫画今天寄出了", []),
+        (
+            "欠你的四十块刚转了",
+            [
+                (
+                    "debt",
+                    {
+                        "debtor": "user",
+                        "creditor": "buddy",
+                        "item": "钱",
+                        "quantity": -40,
+                        "unit": "块",
+                    },
+                )
+            ],
+        ),
+        (
+            "欠你的两本漫画今天寄出了",
+            [
+                (
+                    "debt",
+                    {
+                        "debtor": "user",
+                        "creditor": "buddy",
+                        "item": "漫画",
+                        "quantity": -2,
+                        "unit": "本",
+                    },
+                )
+            ],
+        ),
         # stated and partly repaid this month: the repayment
         ("借了你一千五 这个月先还五百", [("debt", {**DEBT_USER, "item": "钱", "quantity": -500})]),
         # a goal without its time frame; a time to beat whose race is said elsewhere: nothing
@@ -841,3 +870,61 @@ def test_the_classes_blind13_showed(memory: AutoMemory, text: str, taken: list[A
 )
 def test_the_classes_blind14_showed(memory: AutoMemory, text: str, taken: list[Any]) -> None:
     assert _taken(memory, text) == taken
+
+
+@pytest.mark.parametrize(
+    ("text", "taken"),
+    [
+        # the verb before a specific thing goes in every form of a liking, the object first too;
+        # one character after it, or a verb outside the class, stays whole
+        (
+            "啃猪蹄是我的最爱",
+            [("preference", {"subject": "user", "object": "猪蹄", "stance": "喜欢"})],
+        ),
+        (
+            "我喜欢写小楷",
+            [("preference", {"subject": "user", "object": "小楷", "stance": "喜欢"})],
+        ),
+        ("我爱写字", [("preference", {"subject": "user", "object": "写字", "stance": "喜欢"})]),
+        ("我爱下棋", [("preference", {"subject": "user", "object": "下棋", "stance": "喜欢"})]),
+        # a Cantonese particle never ends a value; a closing 咩 asks
+        (
+            "我好钟意食云吞面㗎",
+            [("preference", {"subject": "user", "object": "云吞面", "stance": "喜欢"})],
+        ),
+        ("你钟意饮奶茶咩", []),
+        # 不吃X with a reason for a rule is no dislike
+        ("我不吃猪肉 家里信真主", []),
+        (
+            "我不吃猪肉 太肥了",
+            [("preference", {"subject": "user", "object": "猪肉", "stance": "不喜欢"})],
+        ),
+        # Henan's bare 中 after a title closes a request; a name ending in 中 stays
+        ("你叫我王婶中", [("nickname", {"subject": "user", "value": "王婶"})]),
+        ("叫我国中", [("nickname", {"subject": "user", "value": "国中"})]),
+        # 疼得直…, 疼得满地打滚 after an allergy are severe
+        ("我对桃子过敏 疼得直哭", [("allergy", {**ALLERGY, "item": "桃子", "severity": "严重"})]),
+        # a debt handed over now in the clause that states it: its repayment; a promise is none
+        (
+            "欠你的二十块刚转过去了",
+            [("debt", {**DEBT_USER, "item": "钱", "quantity": -20, "unit": "块"})],
+        ),
+        ("欠你的两百块刚想转你 结果没钱了", []),
+        (
+            "欠你的三十块明天转",
+            [("debt", {**DEBT_USER, "item": "钱", "quantity": 30, "unit": "块"})],
+        ),
+    ],
+)
+def test_the_classes_blind15_showed(memory: AutoMemory, text: str, taken: list[Any]) -> None:
+    assert _taken(memory, text) == taken
+
+
+def test_the_recall_classes_blind15_showed(memory: AutoMemory) -> None:
+    # a thing said first, then 是我…的爱好, is liked (its verb goes); a liked nuisance is irony
+    assert _taken(memory, "看话剧是我唯一的爱好") == [
+        ("preference", {"subject": "user", "object": "话剧", "stance": "喜欢"})
+    ]
+    assert _taken(memory, "加班是我最大的爱好") == []
+    # a home in dialect with its pronoun before it
+    assert _taken(memory, "我屋企五个人") == [("household", {"subject": "user", "people": 5})]

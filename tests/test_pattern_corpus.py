@@ -84,6 +84,11 @@ HELD_OUT_13 = CORPUS / "blind13.yaml"
 #: one false R3 fact a dietary item cut from the tail of a time word, 「减肥期间碳水一口不吃」 read
 #: as 间碳水), then tuned against (a development held-out too).
 HELD_OUT_14 = CORPUS / "blind14.yaml"
+#: The fifteenth blind set: held out while blind14.yaml was tuned against, first measured
+#: unseen at relations 0.968/0.63 (appraisal 0.99/0.73, no R2/R3 fact from hard negatives; its
+#: one false R2 fact a debt paid in the same clause read as owed, 「欠你的八十块刚微信转过去了」
+#: with the item 刚微信转过去), then tuned against (a development held-out too).
+HELD_OUT_15 = CORPUS / "blind15.yaml"
 #: The blind sets tuned against, in the order they were written.
 TUNED = (
     HELD_OUT,
@@ -100,10 +105,11 @@ TUNED = (
     HELD_OUT_12,
     HELD_OUT_13,
     HELD_OUT_14,
+    HELD_OUT_15,
 )
 #: The held-out set: written blind after the patterns' last change, and not tuned against —
 #: docs/companion.md shows its first reading. None while the next one is being written.
-BLIND: Path | None = CORPUS / "blind15.yaml"
+BLIND: Path | None = None
 ALL = (DEV, *TUNED, *((BLIND,) if BLIND is not None else ()))
 COMPANION_MD = (REPO / "docs" / "companion.md").read_text(encoding="utf-8")
 #: What a hard negative may be labelled as.
@@ -222,8 +228,7 @@ FLOORS = {
     HELD_OUT_12.name: {"relations": (0.95, 0.66), "appraisal": (0.95, 0.75)},
     HELD_OUT_13.name: {"relations": (0.99, 0.71), "appraisal": (0.99, 0.82)},
     HELD_OUT_14.name: {"relations": (0.99, 0.70), "appraisal": (0.99, 0.88)},
-    # the held-out set: its first reading (0.968/0.63, appraisal 0.99/0.73), less a margin
-    "blind15.yaml": {"relations": (0.96, 0.62), "appraisal": (0.98, 0.72)},
+    HELD_OUT_15.name: {"relations": (0.99, 0.65), "appraisal": (0.99, 0.72)},
 }
 #: The R2/R3 facts a held-out set's first reading kept from its hard negatives, by file:
 #: listed so that a new one fails here and a fixed one is struck off (blind5.yaml's two

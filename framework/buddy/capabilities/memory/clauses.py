@@ -19,7 +19,8 @@ part of it. A reason glued on — 因为、由于、所以 — starts a clause o
 one before it — 不对、不、说错了、口误、算了、才怪 — marks that one a ``denial``: 「我欠你一万个赞，不对，是欠你
 二十块」 is read as 「是欠你二十块」. Each clause then loses what opens or closes it without meaning anything:
 openers (嗯、哦、对了、其实、说真的、我跟你说、记住、不过、但是、可 before 我、还有、顺便说一句…) and trailing
-particles (吧、啊、呀、呢、哦、嘛、啦、哈、Sichuan 噻、了…; not the 了 of 吃不了、受不了), so a pattern
+particles (吧、啊、呀、呢、哦、嘛、啦、哈、Sichuan 噻, Cantonese 㗎、嘅、喎、囉、啫、噃、喇、了…; not the 了 of
+吃不了、受不了), so a pattern
 written ``^叫我(?P<value>…)$`` reads 「以后叫我小鱼吧～」's clause 「叫我小鱼」 as the author
 meant. A doctor's words are about the user, not someone else's: 「医生说我对青霉素过敏」
 is read as 「我对青霉素过敏」 (not 「听医生说」). A message's first :data:`CLAUSES_MAX`
@@ -29,10 +30,10 @@ The guard's marks (:data:`GUARDS`), each with its scope:
 
 - ``question`` (the clause): it ends with ？ or 吗/么, or has a question word — 什么、啥、
   怎么、为什么、干嘛、哪、谁、几、多少、如何、是不是、有没有、对吧、是吧、好不好、能不能、
-  要不要、要不、来着、难道, Cantonese 好唔好、得唔得 (「好唔好食」)… — not 不怎么、不咋、没什么、没啥 (「我不怎么吃肉」「不咋严重」「没啥大事」), 什么的 (「螃蟹什么的」:
+  要不要、要不、来着、难道, Cantonese 好唔好、得唔得 (「好唔好食」), a closing Cantonese 咩 (not 咩咩, a name)… — not 不怎么、不咋、没什么、没啥 (「我不怎么吃肉」「不咋严重」「没啥大事」), 什么的 (「螃蟹什么的」:
   and so on), 说了多少遍 (a reproach) or 几下 said of a symptom (「挠几下就不痒了」). A clause ending in 呢 alone is not a question
   (「你还欠我一杯咖啡呢」); one with a question word is. A request for a name closed by a tag
-  asking the buddy to agree — 好不好、好吗、行不行、中不、好唔好… (「你叫我糖糖好不好嘛」「叫我豆豆好不好？」)
+  asking the buddy to agree — 好不好、好吗、行不行、中不、好唔好, Henan's bare 中 after a title (「你叫我兰姨中」)… (「你叫我糖糖好不好嘛」「叫我豆豆好不好？」)
   — is a request, not a question: the tag is dropped (「你叫我糖糖」); the name itself asked
   (「你叫我什么好呢」) is one.
 - ``hypothetical`` (the clause and the rest of its sentence): 如果、要是、假如、假设、万一、
@@ -110,13 +111,13 @@ _OPENERS = re.compile(
     r"还有(?=我|你)|u1s1|您好|嗨)+"
 )
 _PARTICLES = re.compile(
-    r"(?:[吧啊呀呢哦嘛啦哈哟喔噢呗咯啰嘞捏哇嗷耶嘿嘻噻]|(?<!不)了|h{2,}|233+)+$"
+    r"(?:[吧啊呀呢哦嘛啦哈哟喔噢呗咯啰嘞捏哇嗷耶嘿嘻噻㗎嘅喎囉啫噃喇吖]|(?<!不)了|h{2,}|233+)+$"
 )
 #: What closes a value without being part of it: 「完赛就行」 is the goal 完赛.
 _ENOUGH = re.compile(r"(?:就行|就好|就可以|就成|就够|而已)$")
 _QUESTION = re.compile(
     r"(?<![没不])什么(?!的)|(?<![没不])啥|(?<!不)怎么|(?<!不)咋|干嘛|干吗|哪|谁|几(?!下就|下$)|多少(?![次遍回])|如何|是不是|是否|有没有|对不对|对吧|是吧|"
-    r"好不好|行不行|能不能|可不可以|会不会|要不要|要不|难道|来着|好唔好|得唔得|係唔係|使唔使|[吗么][啊呀哈啦呢]*$"
+    r"好不好|行不行|能不能|可不可以|会不会|要不要|要不|难道|来着|好唔好|得唔得|係唔係|使唔使|[吗么][啊呀哈啦呢]*$|(?<!咩)咩[啊呀啦]*$"
 )
 _HYPOTHETICAL = re.compile(
     r"如果|(?<!主)要是|(?<!称呼|名字|严重)的话|假如|假设|万一|若是|倘若|如若|假使|要不是|哪怕|即使|就算(?!了|我欠你的)"
@@ -162,11 +163,12 @@ _IRONY = re.compile(
     r"(?<!呵)呵呵(?!呵)|🙃|(?:开心|高兴|幸福|快乐|真棒|真爽|真行|(?:太|真是?|好)(?:喜欢|爱)死?)[哦啊呀呢啦哈了～~！!\s]*🙂"
 )
 #: Irony in a clause: a liking said of what nobody likes — a jam, overtime, a queue, a meeting,
-#: a commute, a Monday (「我爱死堵车了」「其实我就是爱加班」「排队是我的最爱」): marks the clause a
+#: a commute, a Monday (「我爱死堵车了」「其实我就是爱加班」「排队是我的最爱」「加班是我唯一的爱好」): marks the clause a
 #: joke; a dislike of them is plain (「最烦排队」).
 _NUISANCE = r"堵车|塞车|加班|排队|开会|挤地铁|挤公交|早高峰|晚高峰|通勤|周一|失眠|催婚|写周报|改需求|背锅|内卷|调休|挨骂|被骂"
 _NUISANCE_LIKED = re.compile(
     rf"(?<!不)(?:爱|喜欢|迷上)死?了?(?:{_NUISANCE})|(?:{_NUISANCE})[^，。]{{0,4}}?(?:最爱|我(?:最|超|好|太)?(?:爱|喜欢))"
+    rf"|(?:{_NUISANCE})是我[^，。]{{0,5}}?爱好"
 )
 #: A joke taken back: 「开玩笑的」 (not 「开个玩笑」, 「跟你开玩笑呢」).
 _RETRACTED = re.compile(
@@ -185,7 +187,9 @@ _NAMED = re.compile(r"(?:叫|喊)我(?!们)")
 #: 「你叫我什么好呢」).
 _CONSENT = re.compile(
     r"^((?:你|您)?(?:以后|就|也|可以|直接)*(?:叫|喊|称呼)[我俺][^，。\s]{1,10}?)"
-    r"(?:好不好|好吗|好么|好嘛|行不行|行吗|行不|可以吗|可不可以|成不成|成吗|中不中|中不|好唔好|得唔得)"
+    r"(?:好不好|好吗|好么|好嘛|行不行|行吗|行不|可以吗|可不可以|成不成|成吗|中不中|中不|好唔好|得唔得"
+    # Henan's bare 中 after a title no name ends in (「你叫我兰姨中」; not 「叫我建中」)
+    r"|(?<=[姨姐哥叔婶伯嫂爷奶妹弟娃])中)"
     r"[嘛啊呀吧呢哈]*$"
 )
 _LAUGHTER = re.compile(r"哈{2,}|呵{2,}|嘿嘿|嘻嘻|[hH]{3,}|233+|lol|LOL|[😂🤣😆😝😜🤪]")

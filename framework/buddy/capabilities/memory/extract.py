@@ -86,6 +86,42 @@ _STAYING_UP = re.compile(r"^(?:熬夜|通宵)(?=[\u4e00-\u9fff]{2})")
 #: Riding said before the thing ridden (「喜欢骑自行车」「爱骑摩托」 are 自行车, 摩托): the verb before a
 #: specific thing; 骑行, 骑马 and 骑电动车兜风 stay whole (a generic activity, or more than the thing).
 _RIDDEN = re.compile(r"^骑(?=[\u4e00-\u9fff]{1,3}车$|摩托车?$)")
+#: The verb before a specific thing, said in any form of a liking (「我最喜欢啃兔头」「踢足球是我的
+#: 最爱」「我喜欢写毛笔字」 are 兔头, 足球, 毛笔字): what is done to the thing, not the thing. A verb
+#: with one character after it is a generic activity and stays whole (写字, 看书, 跳舞, 种菜), and
+#: so does one not in the class (扭秧歌, 打太极, 骑行); 打 and 下 only before a ball, a board game
+#: or a drum (打羽毛球, 下象棋, 打鼓; not 打游戏), 养 before anything but 生, 成, 老, 育 (养花 is 花).
+_DONE_TO = re.compile(
+    r"^(?:[啃写踢看听跳做弹玩逛拼追种拉](?=[\u4e00-\u9fff]{2,}$)|"
+    r"[下打踢](?=[\u4e00-\u9fff]+[棋球]$|鼓$)|养(?![生成老育])(?=[\u4e00-\u9fff]))"
+)
+#: A reason for a rule about food — a faith and its shrine at home, a diet, a doctor's order, an
+#: illness (「我不吃牛肉 家里拜观音的」「不喝酒 痛风」「不吃米饭 在减肥」): 不吃X said with one
+#: is a dietary rule (忌口, the allergy relation's), never a dislike — no dislike is taken
+#: (:func:`_ruled`). Not one denied (「不是因为信佛」).
+_RULE_REASON = re.compile(
+    r"(?<!不是)(?<!不是因为)(?:"
+    r"[拜供信敬][着了过奉]?(?:观音|菩萨|佛祖?|神仙?|妈祖|关公|关帝|财神|真主|上帝|祖宗|土地)|"
+    r"吃素|吃斋|茹素|素食|斋戒|清真|回族|回民|穆斯林|宗教|信仰|"
+    r"医生|大夫|医嘱|痛风|尿酸|糖尿病|血[糖脂压]高|高血压|胃病|胃不好|术后|孕|哺乳|月子|"
+    r"减肥|减脂|节食|控糖|戒糖|备赛|忌口)"
+)
+#: What refuses a food or a drink in a clause (「不吃」「不太喝」「吃不了」): the clause a
+#: :data:`_RULE_REASON` makes a dietary rule.
+_REFUSED = re.compile(r"不(?:太|怎么)?[吃喝碰沾]|[吃喝]不[了来惯]|不能[吃喝碰]")
+#: A debt's item that says the debt is handed over now, in the clause that states it
+#: (「欠你的八十块刚微信转过去了」 read with the item 刚微信转过去): the repayment of the amount, not
+#: a debt — what was handed over is no item (:func:`_paid_now`).
+_HANDED_ITEM = re.compile(r"刚|已经|(?:转|寄|汇|发|给|送)(?:了|过去|出去?|给?你|到)|给你|过去了")
+#: A clause that states a debt the user owes and says it is handed over now, in one breath
+#: (「欠你的五十块刚支付宝转过去啦」「欠你的三本书已经寄给你了」): what is before the handing
+#: over is the debt, repaid now (:func:`_paid_back`).
+_OWED_HANDED = re.compile(
+    r"^(?P<owed>[^，。]{0,4}?欠你的?[^，。]+?)"
+    r"(?P<rest>(?:刚刚?|刚才|已经|这就|现在|今[天晚])[^，。]{0,6}?(?:转|寄|汇|发|给|送|还)[^，。]*)$"
+)
+#: A handing over only meant (「刚想转你」「已经准备寄了」): not done.
+_MEANT = re.compile(r"想|要|准备|打算|会|得")
 #: Meats named by their animals before one 肉 (「牛羊肉」「猪牛羊肉」「鸡鸭肉」): one thing each.
 _SHARED_MEAT = re.compile(r"([牛羊猪鸡鸭鹅驴]{2,3})肉")
 #: A sip or a bite said before the thing (「平时就爱喝两口茶」「爱吃几口甜的」 are 茶, 甜): how much,
@@ -241,7 +277,8 @@ def _typed(spec: RelationSpec, name: str, text: str, negative: bool) -> Any:
     and punctuation around it, nor a time of day and a going out before what is done
     (「晚上出去跑步」「周末出门爬山」 are 跑步, 爬山: :data:`_OUTING`), nor a sip or a bite
     before the thing (「两口茶」 is 茶: :data:`_SIP`), nor where it is done (「在边上睡觉」 is
-    睡觉: :data:`_PLACE`), nor riding before the thing ridden (「骑自行车」 is 自行车: :data:`_RIDDEN`)."""
+    睡觉: :data:`_PLACE`), nor riding before the thing ridden (「骑自行车」 is 自行车: :data:`_RIDDEN`), nor, for a
+    thing liked or disliked, the verb before it (「啃兔头」 is 兔头: :data:`_DONE_TO`)."""
     slot = spec.slot(name)
     if slot.type == "date":
         return spoken_date(text) or text  # refused by the slot check when not a day
@@ -253,7 +290,13 @@ def _typed(spec: RelationSpec, name: str, text: str, negative: bool) -> Any:
     if slot.type != "text":
         return text
     value = _VENUE.sub("", _SIP.sub("", _PLACE.sub("", _OUTING.sub("", clean(text)))))
-    return _RIDDEN.sub("", _STAYING_UP.sub("", value))
+    value = _RIDDEN.sub("", _STAYING_UP.sub("", value))
+    return _DONE_TO.sub("", value) if _liked(spec, name) else value
+
+
+def _liked(spec: RelationSpec, name: str) -> bool:
+    """Whether ``name`` is the thing a stance is taken to (preference's ``object``)."""
+    return name == "object" and any(slot.name == "stance" for slot in spec.slots)
 
 
 def from_patterns(memory: AutoMemory, text: str, budget: Budget | None = None) -> Extracted:
@@ -511,6 +554,9 @@ def _clause_facts(
     the message) with slots an ``amends`` pattern filled rather than a new one. A
     doubtful value takes nothing; its slots go to ``doubted`` (when given)."""
     owner = f"relation {spec.name}"
+    said = _OWED_HANDED.match(text) if spec.effect == "delta" else None
+    if said is not None and _handed_now(said["rest"], message):
+        return _paid_back(spec, said["owed"], message, budget, dropped)
     some = budget.may_find(spec.either, text, owner=owner)  # of the patterns joined
     for pattern in spec.patterns:
         if (pattern.amends and earlier is None) or (pattern.joined and not some):
@@ -522,6 +568,14 @@ def _clause_facts(
         for name, value in match.groupdict().items():
             if value is not None:
                 slots[name] = _typed(spec, name, value, pattern.negative)
+        if _ruled(slots, text, message):
+            continue  # 「我不吃牛肉 家里拜观音的」: a dietary rule, not a dislike
+        if spec.effect == "delta" and not pattern.amends:
+            paid = _paid_now(spec, slots, pattern.slots)
+            if paid is None:
+                dropped.append(f"pattern {spec.name}: a debt handed over, amount unclear")
+                return None
+            slots = paid
         modality = pattern.modality
         repaid = _repaid(spec, slots, earlier) if not pattern.amends else None
         if repaid is not None:  # 「欠你的三顿饭，今天还一顿」: the repayment of the debt stated
@@ -548,6 +602,66 @@ def _clause_facts(
         if taken:
             return taken, pattern.amends or repaid is not None
     return None
+
+
+def _handed_now(rest: str, message: str) -> bool:
+    """Whether ``rest`` (of a clause of ``message``, :data:`_OWED_HANDED`) hands the debt over
+    now: done (:func:`_done`), not put off, denied or only meant (「今晚转」「刚想转你」 are not)."""
+    return _done(rest, message) and not _PUT_OFF.search(rest) and not _MEANT.search(rest)
+
+
+def _paid_back(
+    spec: RelationSpec, owed: str, message: str, budget: Budget, dropped: list[str]
+) -> tuple[list[Fact], bool] | None:
+    """For a clause that states a debt (``owed``) and says it is handed over now (``rest``,
+    :data:`_OWED_HANDED`, :func:`_handed_now`): the repayment of what the user owed (「欠你的五十块刚支付宝转过去啦」
+    is −50 块 钱, 「欠你的三本书已经寄给你了」 −3 本 书), else nothing — a debt not read or
+    not the user's, is left to the model."""
+    # the debt read as said alone: the handing over is this function's to read, not the patterns'
+    found = _clause_facts(spec, owed, owed, None, budget, dropped)
+    if found is None:
+        return None
+    paid = []
+    for fact in found[0]:
+        value = fact.slots.get(spec.value)
+        if not _owed(spec, fact) or not isinstance(value, int | float):
+            dropped.append(
+                f"pattern {spec.name}: a handing over of no debt owed, left to the model"
+            )
+            return None
+        paid.append(
+            Fact(fact.relation, {**fact.slots, spec.value: -value}, fact.modality, fact.source)
+        )
+    return paid, False
+
+
+def _ruled(slots: Mapping[str, Any], text: str, message: str) -> bool:
+    """Whether ``slots`` are a dislike the clause ``text`` says by refusing a food or a drink
+    (:data:`_REFUSED`) in a ``message`` that gives a reason for a rule (:data:`_RULE_REASON`):
+    a dietary rule, no dislike."""
+    return (
+        slots.get("stance") == "不喜欢"
+        and bool(_REFUSED.search(text))
+        and bool(_RULE_REASON.search(message))
+    )
+
+
+def _paid_now(
+    spec: RelationSpec, slots: dict[str, Any], given: Mapping[str, Any]
+) -> dict[str, Any] | None:
+    """``slots`` of a ``delta`` relation, or, when their item says the debt is handed over
+    now (:data:`_HANDED_ITEM`: 「欠你的八十块刚微信转过去了」), the repayment of the amount the
+    user owed in money (−80 块 钱, the item money patterns give) — ``None`` (nothing taken)
+    when it is no sum of money or not the user's to repay."""
+    item = slots.get("item")
+    if not isinstance(item, str) or not _HANDED_ITEM.search(item):
+        return slots
+    value = slots.get(spec.value)
+    if slots.get("debtor") != "user" or not isinstance(value, int | float) or value <= 0:
+        return None
+    if slots.get("unit") not in ("块", "元") or "item" in given:
+        return None
+    return {**slots, "item": "钱", spec.value: -value}
 
 
 def _time_tail(text: str, start: int) -> bool:
