@@ -928,3 +928,39 @@ def test_the_recall_classes_blind15_showed(memory: AutoMemory) -> None:
     assert _taken(memory, "加班是我最大的爱好") == []
     # a home in dialect with its pronoun before it
     assert _taken(memory, "我屋企五个人") == [("household", {"subject": "user", "people": 5})]
+
+
+@pytest.mark.parametrize(
+    ("text", "taken"),
+    [
+        # one verb of telling or asking is no thing
+        ("胃溃疡 大夫叫我忌口", []),
+        # a southern sentence-final 先 after an amount is a particle
+        ("我还你二十块先", [("debt", {**DEBT_USER, "item": "钱", "quantity": -20, "unit": "块"})]),
+        # 啦、咯、喽 close a done act as 了 does; a promise stays owed
+        (
+            "欠你的三本杂志今天寄喽",
+            [("debt", {**DEBT_USER, "item": "杂志", "quantity": -3, "unit": "本"})],
+        ),
+        (
+            "欠你的三本杂志下周寄啦",
+            [("debt", {**DEBT_USER, "item": "杂志", "quantity": 3, "unit": "本"})],
+        ),
+        # X里的Y is Y; a doubled pet word is the animal; a possessive before a name goes
+        ("我对爽肤水里的酒精过敏", [("allergy", {**ALLERGY, "item": "酒精"})]),
+        ("我好爱狗狗", [("preference", {"subject": "user", "object": "狗", "stance": "喜欢"})]),
+        ("叫我阿拉妹妹", [("nickname", {"subject": "user", "value": "妹妹"})]),
+        # a category before a clause listing its members is no item
+        (
+            "坐月子 发物不吃 羊肉螃蟹都不能吃",
+            [
+                ("allergy", {"subject": "user", "kind": "忌口", "item": "羊肉"}),
+                ("allergy", {"subject": "user", "kind": "忌口", "item": "螃蟹"}),
+            ],
+        ),
+        # a bearable degree not read: no allergy without its severity
+        ("我对榛子过敏 有点痒但扛得住", []),
+    ],
+)
+def test_the_classes_blind16_showed(memory: AutoMemory, text: str, taken: list[Any]) -> None:
+    assert _taken(memory, text) == taken

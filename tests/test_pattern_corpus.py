@@ -89,6 +89,12 @@ HELD_OUT_14 = CORPUS / "blind14.yaml"
 #: one false R2 fact a debt paid in the same clause read as owed, 「欠你的八十块刚微信转过去了」
 #: with the item 刚微信转过去), then tuned against (a development held-out too).
 HELD_OUT_15 = CORPUS / "blind15.yaml"
+#: The sixteenth blind set: held out while blind15.yaml was tuned against, first measured
+#: unseen at relations 0.968/0.65 (appraisal 1.00/0.82, no R2/R3 fact from hard negatives; two
+#: of its false R3/R2 items were no thing — 「医生叫我忌口」 read with the item 叫, 「我还你100先」
+#: with the item 先 — and a debt paid now, 「欠你的两张明信片今天寄啦」, read as owed), then
+#: tuned against (a development held-out too).
+HELD_OUT_16 = CORPUS / "blind16.yaml"
 #: The blind sets tuned against, in the order they were written.
 TUNED = (
     HELD_OUT,
@@ -106,10 +112,11 @@ TUNED = (
     HELD_OUT_13,
     HELD_OUT_14,
     HELD_OUT_15,
+    HELD_OUT_16,
 )
 #: The held-out set: written blind after the patterns' last change, and not tuned against —
 #: docs/companion.md shows its first reading. None while the next one is being written.
-BLIND: Path | None = CORPUS / "blind16.yaml"
+BLIND: Path | None = None
 ALL = (DEV, *TUNED, *((BLIND,) if BLIND is not None else ()))
 COMPANION_MD = (REPO / "docs" / "companion.md").read_text(encoding="utf-8")
 #: What a hard negative may be labelled as.
@@ -229,8 +236,7 @@ FLOORS = {
     HELD_OUT_13.name: {"relations": (0.99, 0.71), "appraisal": (0.99, 0.82)},
     HELD_OUT_14.name: {"relations": (0.99, 0.70), "appraisal": (0.99, 0.88)},
     HELD_OUT_15.name: {"relations": (0.99, 0.65), "appraisal": (0.99, 0.72)},
-    # the held-out set: its first reading (0.968/0.65, appraisal 1.00/0.82), less a margin
-    "blind16.yaml": {"relations": (0.96, 0.64), "appraisal": (0.99, 0.81)},
+    HELD_OUT_16.name: {"relations": (0.98, 0.64), "appraisal": (0.99, 0.81)},
 }
 #: The R2/R3 facts a held-out set's first reading kept from its hard negatives, by file:
 #: listed so that a new one fails here and a fixed one is struck off (blind5.yaml's two

@@ -110,8 +110,10 @@ _OPENERS = re.compile(
     r"说起来|不过(?![0-9零一二两三四五六七八九十百千几敏])|但是?(?![愿凡])|可是|可(?=我)|可惜|然后|而且|"
     r"还有(?=我|你)|u1s1|您好|嗨)+"
 )
+#: (a southern sentence-final 先, "first", after an amount is one too: 「我还你100先」)
 _PARTICLES = re.compile(
-    r"(?:[吧啊呀呢哦嘛啦哈哟喔噢呗咯啰嘞捏哇嗷耶嘿嘻噻㗎嘅喎囉啫噃喇吖]|(?<!不)了|h{2,}|233+)+$"
+    r"(?:[吧啊呀呢哦嘛啦哈哟喔噢呗咯啰嘞捏哇嗷耶嘿嘻噻㗎嘅喎囉啫噃喇吖]|(?<!不)了|h{2,}|233+|"
+    r"(?<=[0-9零一二两三四五六七八九十百千万块元个本张杯])先)+$"
 )
 #: What closes a value without being part of it: 「完赛就行」 is the goal 完赛.
 _ENOUGH = re.compile(r"(?:就行|就好|就可以|就成|就够|而已)$")

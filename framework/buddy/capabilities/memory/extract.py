@@ -75,6 +75,9 @@ _DOUBTFUL = re.compile(
 _FUNCTION_ONLY = re.compile(
     r"[也着了都就还又才的得地吧呢啊吗嘛呀哦么过和跟与在是把被给而且再很太]+"
 )
+#: A value of one verb of telling or asking (「医生叫我忌口」 read with the item 叫) is the
+#: instruction, no thing: doubtful in every text slot.
+_VERB_ONLY = re.compile(r"[叫让要说讲请喊令劝]")
 #: What opens a value without being what is done: a time of day and a going out
 #: (「我喜欢晚上出去跑步」「周末出门爬山」 are 跑步, 爬山; not 「出去玩」, too short to be an activity).
 _OUTING = re.compile(
@@ -122,6 +125,18 @@ _OWED_HANDED = re.compile(
 )
 #: A handing over only meant (「刚想转你」「已经准备寄了」): not done.
 _MEANT = re.compile(r"想|要|准备|打算|会|得")
+#: What holds a thing before it (「化妆品里的酒精」「游泳池里的消毒水味」): X里的Y is Y.
+_INSIDE = re.compile(r"^[\u4e00-\u9fff]{1,5}?[里中内]的(?=[\u4e00-\u9fff])")
+#: An animal's pet word, doubled (「狗狗」「猫猫」): the animal, 狗 and 猫 (a name is no thing).
+_PET = re.compile(r"([狗猫兔鸟鸭鸡猪鱼])\1")
+#: A clause that lists two things or more refused together (「葱蒜韭菜都不行」「羊肉海鲜都不能吃」「米饭面条都停了」):
+#: the members of a category a dietary rule before it named (:func:`_without_category`).
+_MEMBERS = re.compile(r"^[\u4e00-\u9fff]{4,6}?都(?:不行|不能[吃喝碰]|不敢[吃喝碰]|别[吃喝碰]|停)")
+#: The kind of an allergy that is a dietary rule, not the body's (忌口).
+_RULE_KIND = "忌口"
+#: A possessive before a name (Shanghainese 阿拉 is 我的: 「叫我阿拉囡囡」 is 囡囡; 「我的宝贝」):
+#: whose the name is, not the name.
+_OWNED_NAME = re.compile(r"^(?:阿拉|我的|俺的|我们的?)(?=[\u4e00-\u9fff]{2})")
 #: Meats named by their animals before one 肉 (「牛羊肉」「猪牛羊肉」「鸡鸭肉」): one thing each.
 _SHARED_MEAT = re.compile(r"([牛羊猪鸡鸭鹅驴]{2,3})肉")
 #: A sip or a bite said before the thing (「平时就爱喝两口茶」「爱吃几口甜的」 are 茶, 甜): how much,
@@ -140,13 +155,15 @@ _VENUE = re.compile(
 _SEVERAL = re.compile(r"我?也?[都全]")
 #: A later clause that says how bad it went — a degree, fainting, how soon it passed, a stay
 #: in hospital, a degree taken back (「也就鼻子痒几下 问题不大」「上次打完针直接晕过去了」「忍忍就
-#: 过去了」「一会儿就消了」「住院三天」「但不至于去医院」; not a plain symptom,
+#: 过去了」「一会儿就消了」「住院三天」「但不至于去医院」「有点难受但能忍」; not a plain symptom,
 #: 「一吃就起疹子」, nor 「去医院都得说一声」): for a relation with ``amends`` patterns, when no
 #: pattern read such a clause, the facts it would have amended are doubtful — those still
 #: without the slots the amends patterns fill when the message ends are not kept (an allergy
 #: without its severity), and the extractor model gets the message.
 _AFTERMATH = re.compile(
     r"晕|昏迷|问题不大|没大碍|不碍事|没啥事|没什么事|(?:一会儿?|一下子?|一阵子?)就好|就过去|就没事|忍忍|几下|"
+    # a bearable degree (「有点难受但能忍」「还扛得住」)
+    r"能忍|忍得[住了]|扛得住|受得了|"
     r"而已|罢了|"
     r"厉害|严重|(?<!年)轻(?![易松])|"
     # how soon it passed, a stay in hospital, how it swelled, a degree taken back
@@ -187,7 +204,10 @@ _SETTLED = re.compile(
 )
 #: What says a settling or a handing over is done or happening now (「转过去」「刚送你那」「已经寄出」);
 #: a promise says none of it (「周五给你补上」「今年一定还清」).
-_DONE = re.compile(r"刚|已经|现在|这就|过去|出去?|了")
+_DONE = re.compile(r"刚|已经|现在|这就|过去|出去?|[了啦咯喽]")
+#: The marks that close a done act (了, and 啦 咯 喽 that are 了 with a tone: 「今天寄啦」):
+#: a clause loses them with its particles, so the message is read for them after it.
+_CLOSING = "了啦咯喽"
 #: A later clause that says something is handed over to the buddy now (「微信转过去了」「刚点了外卖
 #: 送你那了」「寄给你了」「红包发你了」): a balance the message stated before it is being repaid,
 #: whatever the words — when no pattern reads the amount, the user no longer owes what was
@@ -278,7 +298,9 @@ def _typed(spec: RelationSpec, name: str, text: str, negative: bool) -> Any:
     (「晚上出去跑步」「周末出门爬山」 are 跑步, 爬山: :data:`_OUTING`), nor a sip or a bite
     before the thing (「两口茶」 is 茶: :data:`_SIP`), nor where it is done (「在边上睡觉」 is
     睡觉: :data:`_PLACE`), nor riding before the thing ridden (「骑自行车」 is 自行车: :data:`_RIDDEN`), nor, for a
-    thing liked or disliked, the verb before it (「啃兔头」 is 兔头: :data:`_DONE_TO`)."""
+    thing liked or disliked, the verb before it (「啃兔头」 is 兔头: :data:`_DONE_TO`), nor, for
+    a thing, what holds it, and a pet word doubled is the animal (:func:`_thing`), nor, for a
+    name, a possessive before it (:data:`_OWNED_NAME`)."""
     slot = spec.slot(name)
     if slot.type == "date":
         return spoken_date(text) or text  # refused by the slot check when not a day
@@ -291,7 +313,19 @@ def _typed(spec: RelationSpec, name: str, text: str, negative: bool) -> Any:
         return text
     value = _VENUE.sub("", _SIP.sub("", _PLACE.sub("", _OUTING.sub("", clean(text)))))
     value = _RIDDEN.sub("", _STAYING_UP.sub("", value))
+    if name in ("object", "item"):
+        value = _thing(value)
+    elif name == "value" and spec.effect == "set":
+        value = _OWNED_NAME.sub("", value)  # 「侬叫我阿拉囡囡」 is 囡囡
     return _DONE_TO.sub("", value) if _liked(spec, name) else value
+
+
+def _thing(value: str) -> str:
+    """A thing's value without what holds it (「化妆品里的酒精」 is 酒精: :data:`_INSIDE`), and
+    an animal's doubled pet word as the animal (「狗狗」 is 狗: :data:`_PET`)."""
+    value = _INSIDE.sub("", value)
+    pet = _PET.fullmatch(value)
+    return pet[1] if pet else value
 
 
 def _liked(spec: RelationSpec, name: str) -> bool:
@@ -354,6 +388,8 @@ def from_patterns(memory: AutoMemory, text: str, budget: Budget | None = None) -
                 # 「俺叫二柱 你就叫俺柱子中不」: a later value left to the model replaces the earlier
                 # one of its key, so neither is kept — the model gets the message
                 facts = [f for f in facts if not any(_keyed(spec, f, slots) for slots in doubted)]
+            # 「五荤不吃 葱蒜韭菜都不行」: the rule's category, its members said after
+            facts = _without_category(facts, clause.text, last.get(spec.name, []))
             if found is None and spec.effect == "delta":
                 settled = _settled(spec, facts, earlier, clause.text, message, handed)
                 if settled is not None:  # a repayment now, in words no pattern read
@@ -400,6 +436,15 @@ def from_patterns(memory: AutoMemory, text: str, budget: Budget | None = None) -
     for spec in memory.relations:
         facts = _kept(spec, facts, unread, handed)
     return Extracted(tuple(facts[:FACTS_MAX]), None, tuple(dropped))
+
+
+def _without_category(facts: list[Fact], text: str, last: list[Fact]) -> list[Fact]:
+    """``facts`` without the dietary rules (忌口) of ``last`` (the facts the clause before
+    took) when the clause ``text`` lists members (:data:`_MEMBERS`): a category, no item —
+    the members are the items (「五荤不吃 葱蒜韭菜都不行」 is 葱, 蒜, 韭菜, for the model)."""
+    if not _MEMBERS.match(text):
+        return facts
+    return [f for f in facts if f not in last or f.slots.get("kind") != _RULE_KIND]
 
 
 def _kept(spec: RelationSpec, facts: list[Fact], unread: set[str], handed: set[str]) -> list[Fact]:
@@ -450,8 +495,9 @@ def _repaying_now(text: str) -> bool:
 
 def _done(text: str, message: str) -> bool:
     """Whether a clause of ``message`` says it is done or happening now (:data:`_DONE`, or
-    a 了 closing it that the clause lost with its particles: 「咱俩清了」)."""
-    return bool(_DONE.search(text)) or f"{text}了" in message
+    a mark closing it that the clause lost with its particles, :data:`_CLOSING`: 「咱俩清了」
+    「今天寄啦」)."""
+    return bool(_DONE.search(text)) or any(f"{text}{mark}" in message for mark in _CLOSING)
 
 
 def _settling(text: str, message: str) -> bool:
@@ -683,6 +729,7 @@ def _doubtful(spec: RelationSpec, match: Any, text: str, split: bool) -> bool:
             if (
                 _DOUBTFUL.search(each)
                 or _FUNCTION_ONLY.fullmatch(each)
+                or _VERB_ONLY.fullmatch(each)
                 or _time_tail(text, start)
                 or (name == "item" and _NO_ITEM.search(each))
                 or (name in spec.key and (_served(each, text) or _singles(each)))
