@@ -964,3 +964,45 @@ def test_the_recall_classes_blind15_showed(memory: AutoMemory) -> None:
 )
 def test_the_classes_blind16_showed(memory: AutoMemory, text: str, taken: list[Any]) -> None:
     assert _taken(memory, text) == taken
+
+
+@pytest.mark.parametrize(
+    ("text", "taken"),
+    [
+        # an adverb or an instruction is no item
+        ("高血压 医生说咸菜少吃 我索性不吃了", []),
+        ("还你八十 查收一下", [("debt", {**DEBT_USER, "item": "钱", "quantity": -80})]),
+        # 可以嘛 closes a request; a Henan 中 after a title and a surname leaves the name
+        ("你叫我圆圆可以嘛", [("nickname", {"subject": "user", "value": "圆圆"})]),
+        ("恁叫我老孙中", [("nickname", {"subject": "user", "value": "老孙"})]),
+        ("叫我建中", [("nickname", {"subject": "user", "value": "建中"})]),
+        # an identity as the reason: a dietary rule, never a dislike
+        ("我是回族 不吃驴肉", [("allergy", {"subject": "user", "kind": "忌口", "item": "驴肉"})]),
+        # 套 is a measure word
+        (
+            "我欠你两套试卷",
+            [("debt", {**DEBT_USER, "item": "试卷", "quantity": 2, "unit": "套"})],
+        ),
+        # a bare 还你 closed by a done mark repays the balance stated; a two-way 扯平 takes nothing
+        (
+            "欠你的九块钱 还你啦",
+            [("debt", {**DEBT_USER, "item": "钱", "quantity": -9, "unit": "块"})],
+        ),
+        ("你欠我二十块 我欠你一份炸鸡 扯平了", []),
+        # a pair both liked, in a later clause; a season before what is done
+        (
+            "我喜欢橘子和柚子 都喜欢",
+            [
+                ("preference", {"subject": "user", "object": "橘子", "stance": "喜欢"}),
+                ("preference", {"subject": "user", "object": "柚子", "stance": "喜欢"}),
+            ],
+        ),
+        ("我爱秋天爬山", [("preference", {"subject": "user", "object": "爬山", "stance": "喜欢"})]),
+        # a bracketed 假的 takes the liking back
+        ("我最喜欢考试了 (假的)", []),
+        # 稍微 says how bad it went: no allergy without its severity
+        ("我对桃子过敏 会痒 稍微有点", []),
+    ],
+)
+def test_the_classes_blind17_showed(memory: AutoMemory, text: str, taken: list[Any]) -> None:
+    assert _taken(memory, text) == taken

@@ -95,6 +95,12 @@ HELD_OUT_15 = CORPUS / "blind15.yaml"
 #: with the item 先 — and a debt paid now, 「欠你的两张明信片今天寄啦」, read as owed), then
 #: tuned against (a development held-out too).
 HELD_OUT_16 = CORPUS / "blind16.yaml"
+#: The seventeenth blind set: held out while blind16.yaml was tuned against, first measured
+#: unseen at relations 0.954/0.60 (appraisal 0.96/0.79, no R2/R3 fact from hard negatives; four
+#: debts read wrongly — a repayment's item run into 「查收一下」, a measure word 套 in the item,
+#: 「欠你的六块钱 还你咯」 read as owed, a two-way 扯平 read as one repayment), then tuned
+#: against (a development held-out too).
+HELD_OUT_17 = CORPUS / "blind17.yaml"
 #: The blind sets tuned against, in the order they were written.
 TUNED = (
     HELD_OUT,
@@ -113,10 +119,11 @@ TUNED = (
     HELD_OUT_14,
     HELD_OUT_15,
     HELD_OUT_16,
+    HELD_OUT_17,
 )
 #: The held-out set: written blind after the patterns' last change, and not tuned against —
 #: docs/companion.md shows its first reading. None while the next one is being written.
-BLIND: Path | None = CORPUS / "blind17.yaml"
+BLIND: Path | None = None
 ALL = (DEV, *TUNED, *((BLIND,) if BLIND is not None else ()))
 COMPANION_MD = (REPO / "docs" / "companion.md").read_text(encoding="utf-8")
 #: What a hard negative may be labelled as.
@@ -237,8 +244,7 @@ FLOORS = {
     HELD_OUT_14.name: {"relations": (0.99, 0.70), "appraisal": (0.99, 0.88)},
     HELD_OUT_15.name: {"relations": (0.99, 0.65), "appraisal": (0.99, 0.72)},
     HELD_OUT_16.name: {"relations": (0.98, 0.64), "appraisal": (0.99, 0.81)},
-    # the held-out set: its first reading (0.954/0.60, appraisal 0.96/0.79), less a margin
-    "blind17.yaml": {"relations": (0.95, 0.59), "appraisal": (0.95, 0.78)},
+    HELD_OUT_17.name: {"relations": (0.99, 0.60), "appraisal": (0.99, 0.78)},
 }
 #: The R2/R3 facts a held-out set's first reading kept from its hard negatives, by file:
 #: listed so that a new one fails here and a fixed one is struck off (blind5.yaml's two

@@ -157,6 +157,9 @@ _JOKE = re.compile(
     r"开玩笑|开个玩笑|逗你|骗你的|(?<!不是)(?:说)?反话|说着玩|闹着玩|瞎说的|胡说的|玩笑话|说说而已|随便说说|随口一说|"
     r"不会真的?(?:叫|喊|这么叫|这么喊|信)|(?:这辈子|下辈子)都?还不[上清起完]|下辈子再?还|^你?(?:别|不要)太?当真[啊哈哦啦呀]*$"
 )
+#: A liking taken back in brackets (「我热爱学习 (假的)」「我爱上班（反话）」): a bracketed
+#: 假的、反话、开玩笑 is a joke of the whole message.
+_BRACKETED_JOKE = re.compile(r"^\s*(?:假的|反话|开玩笑的?|骗你的)\s*$")
 #: Irony (the whole message): a 呵呵 of two (「堵车真是我的最爱 呵呵」「呵呵 谢谢你全家啊」; not
 #: 呵呵呵, a laugh), or an emoji: 🙃, or 🙂 closing a cheer or a stance
 #: said again with 太、真 (「堵车我最喜欢了 真开心哦🙂」「我喜欢加班 真的 太喜欢了 🙂」); not a
@@ -188,10 +191,11 @@ _NAMED = re.compile(r"(?:叫|喊)我(?!们)")
 #: is dropped and the clause is not marked a question (not when the name itself is asked:
 #: 「你叫我什么好呢」).
 _CONSENT = re.compile(
-    r"^((?:你|您)?(?:以后|就|也|可以|直接)*(?:叫|喊|称呼)[我俺][^，。\s]{1,10}?)"
-    r"(?:好不好|好吗|好么|好嘛|行不行|行吗|行不|可以吗|可不可以|成不成|成吗|中不中|中不|好唔好|得唔得"
-    # Henan's bare 中 after a title no name ends in (「你叫我兰姨中」; not 「叫我建中」)
-    r"|(?<=[姨姐哥叔婶伯嫂爷奶妹弟娃])中)"
+    r"^((?:你|您|恁|侬)?(?:以后|就|也|可以|直接)*(?:叫|喊|称呼)[我俺][^，。\s]{1,10}?)"
+    r"(?:好不好|好吗|好么|好嘛|行不行|行吗|行不|(?<![就也都还])可以[吗么不]?|可不可以|成不成|成吗|中不中|中不|好唔好|得唔得"
+    # Henan's bare 中 after a title no name ends in (「你叫我兰姨中」; not 「叫我建中」), and after
+    # 老、小、阿 and a surname (「恁叫我老郑中」; not 「叫我刘建中」)
+    r"|(?<=[姨姐哥叔婶伯嫂爷奶妹弟娃])中|(?<=[叫喊][我俺][老小阿][\u4e00-\u9fff])中)"
     r"[嘛啊呀吧呢哈]*$"
 )
 _LAUGHTER = re.compile(r"哈{2,}|呵{2,}|嘿嘿|嘻嘻|[hH]{3,}|233+|lol|LOL|[😂🤣😆😝😜🤪]")
@@ -248,13 +252,22 @@ def _spoken(raw: str) -> tuple[str, str, bool]:
     return consent.group(1), consent.group(1), True
 
 
+def _joke(parts: list[str], index: int) -> bool:
+    """Whether the part ``index`` of a message cut at its marks (``parts``) takes it back as a
+    joke (:data:`_JOKE`), or is 假的 in brackets (:data:`_BRACKETED_JOKE`: 「(假的)」)."""
+    if _JOKE.search(parts[index]):
+        return True
+    bracketed = index > 0 and parts[index - 1].strip()[-1:] in ("(", "（")
+    return bracketed and bool(_BRACKETED_JOKE.match(parts[index]))
+
+
 @lru_cache(maxsize=256)
 def clauses(text: str) -> tuple[Clause, ...]:
     """The clauses of ``text`` (a message), in order, each with its marks; empty ones
     (「哈哈哈」, 「～」) are left out."""
     text = _QUOTES.sub("", text)
     parts = _CUT.split(text)
-    jokes = [index for index in range(0, len(parts), 2) if _JOKE.search(parts[index])]
+    jokes = [index for index in range(0, len(parts), 2) if _joke(parts, index)]
     # 「叫我大哥，开玩笑的，叫我小吴」: a joke taken back marks what came before it only.
     retracted = all(_RETRACTED.search(parts[index]) for index in jokes)
     joke_end = (jokes[-1] if retracted else len(parts)) if jokes else -1

@@ -67,7 +67,14 @@ _DOUBTFUL = re.compile(
     r"^是|"
     # a verb the sets label both with and without the thing after it (坐飞机 and 飞机, 织毛衣
     # and 毛衣): which one is meant is not decided, so the model gets it
-    r"^[坐织](?=\S{2})"
+    r"^[坐织](?=\S{2})|"
+    # an adverb said as the thing (「菠菜少吃 干脆不吃了」 read with the item 干脆): how, not what
+    r"^(?:干脆|索性|压根|直接|完全|根本|反倒)|"
+    # an instruction after an amount (「还你300 查收一下」): what to do, not a thing
+    r"查收|一下$|"
+    # a request closed by asking leave (「你叫我糖糖可以嘛」 read as 糖糖可以), and the Henan 中
+    # after a title and a surname (「恁叫我老郑中」 read as 老郑中; not a name 建中)
+    r"可以[嘛吗不]?$|^[老小阿][\u4e00-\u9fff]中$"
 )
 #: A value made only of function characters — particles, adverbs, aspect marks, joiners
 #: (「我也跟着不敢吃了」 split at 跟 gives 也 and 着) — is no thing, person or amount: doubtful in
@@ -86,6 +93,9 @@ _OUTING = re.compile(
 #: Staying up said before what is done (「就是爱熬夜打游戏」「通宵追剧」 are 打游戏, 追剧): when, not
 #: what — 熬夜 alone (「我就是喜欢熬夜」) stays the thing.
 _STAYING_UP = re.compile(r"^(?:熬夜|通宵)(?=[\u4e00-\u9fff]{2})")
+#: A season said before what is done (「喜欢冬天窝被窝」「爱夏天游泳」 are 窝被窝, 游泳): when, not
+#: what — 冬天 alone (「我喜欢冬天」) and a season's own thing (「冬天的雪」) stay whole.
+_SEASON = re.compile(r"^(?:春天|夏天|秋天|冬天)(?!的)(?=[\u4e00-\u9fff]{2})")
 #: Riding said before the thing ridden (「喜欢骑自行车」「爱骑摩托」 are 自行车, 摩托): the verb before a
 #: specific thing; 骑行, 骑马 and 骑电动车兜风 stay whole (a generic activity, or more than the thing).
 _RIDDEN = re.compile(r"^骑(?=[\u4e00-\u9fff]{1,3}车$|摩托车?$)")
@@ -106,6 +116,8 @@ _RULE_REASON = re.compile(
     r"(?<!不是)(?<!不是因为)(?:"
     r"[拜供信敬][着了过奉]?(?:观音|菩萨|佛祖?|神仙?|妈祖|关公|关帝|财神|真主|上帝|祖宗|土地)|"
     r"吃素|吃斋|茹素|素食|斋戒|清真|回族|回民|穆斯林|宗教|信仰|"
+    # an ethnic or religious identity (「我是藏族 不吃鱼的」「佛教徒不吃肉」)
+    r"藏族|维吾尔|佛教徒?|基督徒|伊斯兰|印度教|犹太|"
     r"医生|大夫|医嘱|痛风|尿酸|糖尿病|血[糖脂压]高|高血压|胃病|胃不好|术后|孕|哺乳|月子|"
     r"减肥|减脂|节食|控糖|戒糖|备赛|忌口)"
 )
@@ -156,7 +168,8 @@ _SEVERAL = re.compile(r"我?也?[都全]")
 #: A later clause that says how bad it went — a degree, fainting, how soon it passed, a stay
 #: in hospital, a degree taken back (「也就鼻子痒几下 问题不大」「上次打完针直接晕过去了」「忍忍就
 #: 过去了」「一会儿就消了」「住院三天」「但不至于去医院」「有点难受但能忍」; not a plain symptom,
-#: 「一吃就起疹子」, nor 「去医院都得说一声」): for a relation with ``amends`` patterns, when no
+#: 「一吃就起疹子」, nor 「去医院都得说一声」; a 稍微 and a bleeding: 「稍微有点」「胃出血」): for a
+#: relation with ``amends`` patterns, when no
 #: pattern read such a clause, the facts it would have amended are doubtful — those still
 #: without the slots the amends patterns fill when the message ends are not kept (an allergy
 #: without its severity), and the extractor model gets the message.
@@ -167,7 +180,9 @@ _AFTERMATH = re.compile(
     r"而已|罢了|"
     r"厉害|严重|(?<!年)轻(?![易松])|"
     # how soon it passed, a stay in hospital, how it swelled, a degree taken back
-    r"就[消退]|[消退]了|住院|急诊|肿成|不至于"
+    r"就[消退]|[消退]了|住院|急诊|肿成|不至于|"
+    # a degree said after the symptom, and a bleeding (「嘴巴会肿 稍微有点」「吃了胃出血过」)
+    r"稍微|出血"
 )
 #: A time word (a time frame, 期间、时间、时候、阶段…): a value that begins inside one (「减肥期间碳水一口
 #: 不吃」 read as 间碳水) was cut from the tail of a time word — doubtful (:func:`_time_tail`).
@@ -200,8 +215,13 @@ _PAID_OFF = re.compile(r"还清|还完|结清|两清")
 #: (:data:`_PUT_OFF`: 「下个月就两清了」「还没还清」).
 _SETTLED = re.compile(
     r"还清|还完|结清|[两俩]清|^[^\s，。！!]{0,4}?(?:咱|我们|你我)[们俩]?(?:就|算|这下)?清|账清|扯平|不欠了|"
-    r"^(?:我|就)?(?:全|都|全部|一次性)还(?:给?你|清)"
+    r"^(?:我|就)?(?:全|都|全部|一次性)还(?:给?你|清)|"
+    # a bare 还你 closed by a done mark after a stated balance (「欠你的六块钱 还你咯」)
+    r"^(?:我|就|这就)?还给?你$"
 )
+#: Settling the account against itself (「扯平」「抵了」): said after debts both ways or of two
+#: items (「你欠我十块钱 我欠你一杯奶茶 扯平了吧」), no balance is kept — nothing is taken.
+_EVENED = re.compile(r"扯平|抵了|抵消|相抵")
 #: What says a settling or a handing over is done or happening now (「转过去」「刚送你那」「已经寄出」);
 #: a promise says none of it (「周五给你补上」「今年一定还清」).
 _DONE = re.compile(r"刚|已经|现在|这就|过去|出去?|[了啦咯喽]")
@@ -230,6 +250,8 @@ _SINGLES = frozenset("葱姜蒜韭虾蟹鱼")
 #: (「不喝冰的」: 冰 is ice; the sets label it 冰 and 冰的): doubtful as a thing. A taste keeps
 #: no 的 (「咸的」 is 咸), nor does a quality whose character names nothing else (凉, 硬, 肥).
 _SERVED = frozenset("冰")
+#: Spaces, taken out of a message read for 都 after a joined value (「我喜欢猫和狗 都喜欢」).
+_SPACES = re.compile(r"\s+")
 #: A value that is two things joined (「榴莲和螺蛳粉」): one fact each when the clause says both.
 _JOINED_VALUE = re.compile(r"([\u4e00-\u9fff]{1,5})[和跟与]([\u4e00-\u9fff]{1,5})")
 
@@ -295,7 +317,8 @@ def _typed(spec: RelationSpec, name: str, text: str, negative: bool) -> Any:
     a ``negative`` pattern; a day said with its year as a ``date`` (「2025年6月1号」,
     :func:`~buddy.capabilities.memory.numbers.spoken_date`); a text without the particles
     and punctuation around it, nor a time of day and a going out before what is done
-    (「晚上出去跑步」「周末出门爬山」 are 跑步, 爬山: :data:`_OUTING`), nor a sip or a bite
+    (「晚上出去跑步」「周末出门爬山」 are 跑步, 爬山: :data:`_OUTING`), nor a season before it
+    (「冬天窝被窝」 is 窝被窝: :data:`_SEASON`), nor a sip or a bite
     before the thing (「两口茶」 is 茶: :data:`_SIP`), nor where it is done (「在边上睡觉」 is
     睡觉: :data:`_PLACE`), nor riding before the thing ridden (「骑自行车」 is 自行车: :data:`_RIDDEN`), nor, for a
     thing liked or disliked, the verb before it (「啃兔头」 is 兔头: :data:`_DONE_TO`), nor, for
@@ -312,7 +335,7 @@ def _typed(spec: RelationSpec, name: str, text: str, negative: bool) -> Any:
     if slot.type != "text":
         return text
     value = _VENUE.sub("", _SIP.sub("", _PLACE.sub("", _OUTING.sub("", clean(text)))))
-    value = _RIDDEN.sub("", _STAYING_UP.sub("", value))
+    value = _RIDDEN.sub("", _STAYING_UP.sub("", _SEASON.sub("", value)))
     if name in ("object", "item"):
         value = _thing(value)
     elif name == "value" and spec.effect == "set":
@@ -479,11 +502,22 @@ def _settled(
     if _repaying_now(text):
         return _repaying(spec, facts, earlier, text)
     if _settling(text, message):
+        if _EVENED.search(text) and _crossed(spec, facts):
+            return [f for f in facts if f.relation != spec.name]
         return _repaying(spec, facts, earlier, text, settled=True)
     if _handing(text, message):
         handed.add(spec.name)
         return facts
     return None
+
+
+def _crossed(spec: RelationSpec, facts: list[Fact]) -> bool:
+    """Whether ``facts`` hold debts of ``spec`` both ways or of two items: what 扯平 settles
+    against each other (:data:`_EVENED`)."""
+    debts = [f for f in facts if f.relation == spec.name]
+    debtors = {f.slots.get("debtor") for f in debts}
+    items = {f.slots.get("item") for f in debts}
+    return len(debtors) > 1 or len(items) > 1
 
 
 def _repaying_now(text: str) -> bool:
@@ -633,7 +667,7 @@ def _clause_facts(
         taken: list[Fact] = []
         several = [slots] if pattern.amends else _each(spec, match, slots, pattern.negative)
         if len(several) == 1 and not pattern.amends:
-            several = _joined(spec, match, text, slots)
+            several = _joined(spec, match, text, slots, message)
         if _doubtful(spec, match, text, len(several) > 1):
             dropped.append(f"pattern {spec.name}: a doubtful value, left to the model")
             if doubted is not None:
@@ -835,7 +869,7 @@ def _each(
 
 
 def _joined(
-    spec: RelationSpec, match: Any, text: str, slots: dict[str, Any]
+    spec: RelationSpec, match: Any, text: str, slots: dict[str, Any], message: str = ""
 ) -> list[dict[str, Any]]:
     """``slots`` once per thing of a text value that is two things joined by 和、跟 or 与 which
     the clause says are both (都, :data:`_SEVERAL`): 「榴莲和螺蛳粉我都爱」 is 榴莲 and 螺蛳粉 —, or
@@ -851,7 +885,7 @@ def _joined(
         parts = _JOINED_VALUE.fullmatch(value)
         if parts is None:
             continue
-        if _several(value, text):
+        if _several(value, text) or _several(value, _SPACES.sub("", message)):
             return [{**slots, name: clean(part)} for part in parts.groups()]
         # 「我讨厌吃胡萝卜和芹菜」: a stance said before the pair that closes the clause, each
         # part two characters or more and no 的 in it (not 「猫和老鼠」「周杰伦和他的歌」)
