@@ -11,8 +11,9 @@ whose every call takes a ``timeout``:
   counted in the CPU time of the thread that searches — what a backtracking pattern
   burns — so a busy machine that keeps the process waiting does not make a message's
   patterns take nothing (nor does a garbage collection meanwhile: its time is given
-  back); each search gets at most :data:`PATTERN_MS` of what is left. A pattern that runs
-  out took nothing from that message — never an exception — is skipped for the rest of it,
+  back); each search gets at most :data:`PATTERN_MS` of what is left (of its own
+  searching: one that timed out while it waited for another thread is tried again). A
+  pattern that runs out took nothing from that message — never an exception — is skipped for the rest of it,
   and is logged once (a WARNING naming its owner and the pattern); the message's other
   patterns run on in what is left.
 - :func:`pattern_problem` is the check ``buddy validate`` makes: the pattern compiles
@@ -226,7 +227,7 @@ class Budget:
                 self._stopped.add((pattern, ignore_case))
                 _warn(owner, pattern, f"the message's {BUDGET_MS:g} ms for patterns was spent")
                 return None
-            return found.search(text, timeout=min(left, PATTERN_MS / 1000))
+            return _search(found, text, min(left, PATTERN_MS / 1000))
         except TimeoutError:
             self._stopped.add((pattern, ignore_case))
             _warn(
@@ -238,6 +239,29 @@ class Budget:
             self._stopped.add((pattern, ignore_case))
             _warn(owner, pattern, f"not a regular expression: {exc}")
         return None
+
+
+#: How many times a search that timed out while it mostly waited is tried again.
+_ATTEMPTS = 3
+
+
+def _search(found: regex.Pattern[str], text: str, limit: float) -> regex.Match[str] | None:
+    """``found.search`` within ``limit`` seconds of this thread's own searching: the
+    engine's timeout also runs while the thread waits for the interpreter (another thread
+    holds it), so a search that timed out having searched for less than half of ``limit``
+    is tried again, a few times, before it counts as one that backtracks.
+
+    Raises:
+        TimeoutError: It searched for ``limit`` (or could not get to, :data:`_ATTEMPTS` times).
+    """
+    for _ in range(_ATTEMPTS - 1):
+        began = time.thread_time()
+        try:
+            return found.search(text, timeout=limit)
+        except TimeoutError:
+            if time.thread_time() - began >= limit / 2:
+                raise
+    return found.search(text, timeout=limit)
 
 
 # ------------------------------------------------------------------ the validate check
