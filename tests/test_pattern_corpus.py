@@ -123,7 +123,7 @@ TUNED = (
 )
 #: The held-out set: written blind after the patterns' last change, and not tuned against —
 #: docs/companion.md shows its first reading. None while the next one is being written.
-BLIND: Path | None = None
+BLIND: Path | None = CORPUS / "blind18.yaml"
 ALL = (DEV, *TUNED, *((BLIND,) if BLIND is not None else ()))
 COMPANION_MD = (REPO / "docs" / "companion.md").read_text(encoding="utf-8")
 #: What a hard negative may be labelled as.
@@ -245,6 +245,8 @@ FLOORS = {
     HELD_OUT_15.name: {"relations": (0.99, 0.65), "appraisal": (0.99, 0.72)},
     HELD_OUT_16.name: {"relations": (0.98, 0.64), "appraisal": (0.99, 0.81)},
     HELD_OUT_17.name: {"relations": (0.99, 0.60), "appraisal": (0.99, 0.78)},
+    # the held-out set: its first reading (0.933/0.62, appraisal 0.97/0.78), less a margin
+    "blind18.yaml": {"relations": (0.92, 0.61), "appraisal": (0.96, 0.77)},
 }
 #: The R2/R3 facts a held-out set's first reading kept from its hard negatives, by file:
 #: listed so that a new one fails here and a fixed one is struck off (blind5.yaml's two
@@ -256,7 +258,7 @@ FLOORS = {
 #: 「难受得要死」). None is left.
 KNOWN_RISKY: dict[str, list[str]] = {}
 #: The held-out set's floor until its own first reading is written into FLOORS: what the
-#: blind sets read when first measured (relations 0.82–0.94 precision, 0.39–0.74 recall;
+#: blind sets read when first measured (relations 0.82–0.97 precision, 0.39–0.74 recall;
 #: appraisal 0.91–1.00, 0.47–0.85), rounded down — a floor, not a target (tuning against
 #: it would make it one more development set).
 FIRST_READING = {"relations": (0.8, 0.35), "appraisal": (0.9, 0.4)}
