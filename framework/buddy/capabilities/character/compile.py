@@ -162,14 +162,14 @@ def _read(context: SectionContext, doc: Document, file: Path) -> AppraisalPatter
     reported), imported here: a file kept from the last compile needs none of it."""
     from buddy.capabilities.character.appraisal import KINDS, AppraisalFile, appraisal_problems
     from buddy.capabilities.character.compiled import AppraisalPatterns, AppraisalRule
-    from buddy.capabilities.memory.patterns import either, expanded, joinable
+    from buddy.capabilities.memory.patterns import expanded, joined
 
     parsed = APPRAISAL_FILES.parse(context, doc, AppraisalFile, appraisal_problems)
     if parsed is None:
         return None
     written = [(kind, p) for kind in KINDS for p in getattr(parsed, kind).patterns]
     matches = [expanded(p.match, parsed.words) for _, p in written]
-    joined = either(matches)
+    either, inside = joined(matches)
     rules = tuple(
         AppraisalRule(
             kind,
@@ -177,12 +177,12 @@ def _read(context: SectionContext, doc: Document, file: Path) -> AppraisalPatter
             1.0 if p.strength is None else p.strength,
             p.alone,
             None if p.unless_said is None else expanded(p.unless_said, parsed.words),
-            joined is not None and joinable(match),
+            within,
         )
-        for (kind, p), match in zip(written, matches, strict=True)
+        for (kind, p), match, within in zip(written, matches, inside, strict=True)
     )
     unless = {kind: frozenset(getattr(parsed, kind).unless) for kind in KINDS}
-    return AppraisalPatterns(parsed.appraisal, rules, unless, file, joined)
+    return AppraisalPatterns(parsed.appraisal, rules, unless, file, either)
 
 
 def _at(doc: Document, path: YamlPath, message: str, hint: str) -> Issue:

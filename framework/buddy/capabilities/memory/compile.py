@@ -114,7 +114,7 @@ def _relation(context: SectionContext, index: int, reference: str) -> RelationSp
 
 def _compiled(spec: RelationFile, file: Path) -> RelationSpec:
     from buddy.capabilities.memory.compiled import RelationSpec, SlotSpec, SpecPattern
-    from buddy.capabilities.memory.patterns import either, expanded, joinable
+    from buddy.capabilities.memory.patterns import expanded, joined
 
     key = spec.key if spec.key is not None else [n for n, s in spec.slots.items() if s.required]
     slots = tuple(
@@ -132,7 +132,7 @@ def _compiled(spec: RelationFile, file: Path) -> RelationSpec:
         (e.say, tuple(dict(f) for f in e.facts), e.modality) for e in spec.examples
     )
     matches = [expanded(p.match, spec.words) for p in spec.patterns]
-    joined = either(matches)
+    either, inside = joined(matches)
     patterns = tuple(
         SpecPattern(
             match,
@@ -142,9 +142,9 @@ def _compiled(spec: RelationFile, file: Path) -> RelationSpec:
             p.amends,
             None if p.if_said is None else expanded(p.if_said, spec.words),
             None if p.unless_said is None else expanded(p.unless_said, spec.words),
-            joined is not None and joinable(match),
+            within,
         )
-        for p, match in zip(spec.patterns, matches, strict=True)
+        for p, match, within in zip(spec.patterns, matches, inside, strict=True)
     )
     return RelationSpec(
         name=spec.relation,
@@ -167,5 +167,5 @@ def _compiled(spec: RelationFile, file: Path) -> RelationSpec:
         examples=examples,
         patterns=patterns,
         file=file,
-        either=joined,
+        either=either,
     )

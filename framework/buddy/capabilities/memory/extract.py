@@ -124,16 +124,18 @@ _RULE_REASON = re.compile(
 #: What refuses a food or a drink in a clause (「不吃」「不太喝」「吃不了」): the clause a
 #: :data:`_RULE_REASON` makes a dietary rule.
 _REFUSED = re.compile(r"不(?:太|怎么)?[吃喝碰沾]|[吃喝]不[了来惯]|不能[吃喝碰]")
+#: Verbs of handing a thing over (「转过去」「寄出了」「发你了」): what repays a debt now.
+_HANDING = "转|寄|汇|发|给|送"
 #: A debt's item that says the debt is handed over now, in the clause that states it
 #: (「欠你的八十块刚微信转过去了」 read with the item 刚微信转过去): the repayment of the amount, not
 #: a debt — what was handed over is no item (:func:`_paid_now`).
-_HANDED_ITEM = re.compile(r"刚|已经|(?:转|寄|汇|发|给|送)(?:了|过去|出去?|给?你|到)|给你|过去了")
+_HANDED_ITEM = re.compile(rf"刚|已经|(?:{_HANDING})(?:了|过去|出去?|给?你|到)|给你|过去了")
 #: A clause that states a debt the user owes and says it is handed over now, in one breath
 #: (「欠你的五十块刚支付宝转过去啦」「欠你的三本书已经寄给你了」): what is before the handing
 #: over is the debt, repaid now (:func:`_paid_back`).
 _OWED_HANDED = re.compile(
     r"^(?P<owed>[^，。]{0,4}?欠你的?[^，。]+?)"
-    r"(?P<rest>(?:刚刚?|刚才|已经|这就|现在|今[天晚])[^，。]{0,6}?(?:转|寄|汇|发|给|送|还)[^，。]*)$"
+    rf"(?P<rest>(?:刚刚?|刚才|已经|这就|现在|今[天晚])[^，。]{{0,6}}?(?:{_HANDING}|还)[^，。]*)$"
 )
 #: A handing over only meant (「刚想转你」「已经准备寄了」): not done.
 _MEANT = re.compile(r"想|要|准备|打算|会|得")
@@ -222,12 +224,12 @@ _SETTLED = re.compile(
 #: Settling the account against itself (「扯平」「抵了」): said after debts both ways or of two
 #: items (「你欠我十块钱 我欠你一杯奶茶 扯平了吧」), no balance is kept — nothing is taken.
 _EVENED = re.compile(r"扯平|抵了|抵消|相抵")
-#: What says a settling or a handing over is done or happening now (「转过去」「刚送你那」「已经寄出」);
-#: a promise says none of it (「周五给你补上」「今年一定还清」).
-_DONE = re.compile(r"刚|已经|现在|这就|过去|出去?|[了啦咯喽]")
 #: The marks that close a done act (了, and 啦 咯 喽 that are 了 with a tone: 「今天寄啦」):
 #: a clause loses them with its particles, so the message is read for them after it.
 _CLOSING = "了啦咯喽"
+#: What says a settling or a handing over is done or happening now (「转过去」「刚送你那」「已经寄出」);
+#: a promise says none of it (「周五给你补上」「今年一定还清」).
+_DONE = re.compile(rf"刚|已经|现在|这就|过去|出去?|[{_CLOSING}]")
 #: A later clause that says something is handed over to the buddy now (「微信转过去了」「刚点了外卖
 #: 送你那了」「寄给你了」「红包发你了」): a balance the message stated before it is being repaid,
 #: whatever the words — when no pattern reads the amount, the user no longer owes what was

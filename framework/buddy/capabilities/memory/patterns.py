@@ -54,6 +54,7 @@ __all__ = [
     "either",
     "expanded",
     "joinable",
+    "joined",
     "pattern_problem",
     "placeholders",
 ]
@@ -107,13 +108,25 @@ def joinable(pattern: str) -> bool:
     return _UNJOINABLE.search(pattern) is None
 
 
+def joined(patterns: Sequence[str]) -> tuple[str | None, tuple[bool, ...]]:
+    """The :func:`joinable` ones of ``patterns`` in one regular expression (:func:`either`)
+    and, for each of ``patterns``, whether it is in it (none is when the expression is
+    ``None``)."""
+    inside = tuple(joinable(p) for p in patterns)
+    parts = [
+        f"(?:{_NAMED.sub('(?:', p)})" for p, well in zip(patterns, inside, strict=True) if well
+    ]
+    if len(parts) < 2:
+        return None, (False,) * len(patterns)
+    return "|".join(parts), inside
+
+
 def either(patterns: Sequence[str]) -> str | None:
     """The :func:`joinable` ones of ``patterns`` in one regular expression, found in a
     text wherever one of them is: searched first, it spares a text none of them is in a
     search for each (its named groups are plain groups: it only says whether). ``None``
     when fewer than two are joinable."""
-    joined = [f"(?:{_NAMED.sub('(?:', p)})" for p in patterns if joinable(p)]
-    return "|".join(joined) if len(joined) > 1 else None
+    return joined(patterns)[0]
 
 
 def placeholders(pattern: str) -> list[str]:
@@ -221,13 +234,13 @@ class Budget:
                 if len(_ready) >= _READY_MAX:
                     _ready.clear()
                 _ready[key] = found
-            spent = time.thread_time() - (_collections.total - self._collected)
-            left = self._deadline - spent
+            now = time.thread_time()
+            left = self._deadline - (now - (_collections.total - self._collected))
             if left <= 0:
                 self._stopped.add((pattern, ignore_case))
                 _warn(owner, pattern, f"the message's {BUDGET_MS:g} ms for patterns was spent")
                 return None
-            return _search(found, text, min(left, PATTERN_MS / 1000))
+            return _search(found, text, min(left, PATTERN_MS / 1000), now)
         except TimeoutError:
             self._stopped.add((pattern, ignore_case))
             _warn(
@@ -245,22 +258,25 @@ class Budget:
 _ATTEMPTS = 3
 
 
-def _search(found: regex.Pattern[str], text: str, limit: float) -> regex.Match[str] | None:
-    """``found.search`` within ``limit`` seconds of this thread's own searching: the
-    engine's timeout also runs while the thread waits for the interpreter (another thread
-    holds it), so a search that timed out having searched for less than half of ``limit``
-    is tried again, a few times, before it counts as one that backtracks.
+def _search(
+    found: regex.Pattern[str], text: str, limit: float, began: float
+) -> regex.Match[str] | None:
+    """``found.search`` within ``limit`` seconds of this thread's own searching, from
+    ``began`` (the thread's CPU time, read just before): the engine's timeout also runs
+    while the thread waits for the interpreter (another thread holds it), so a search that
+    timed out having searched for less than half of ``limit`` is tried again, a few times,
+    before it counts as one that backtracks.
 
     Raises:
         TimeoutError: It searched for ``limit`` (or could not get to, :data:`_ATTEMPTS` times).
     """
     for _ in range(_ATTEMPTS - 1):
-        began = time.thread_time()
         try:
             return found.search(text, timeout=limit)
         except TimeoutError:
             if time.thread_time() - began >= limit / 2:
                 raise
+        began = time.thread_time()
     return found.search(text, timeout=limit)
 
 
