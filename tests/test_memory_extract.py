@@ -759,7 +759,11 @@ def test_the_classes_blind6_showed(memory: AutoMemory, text: str, taken: list[An
             "欠你三包薯片 快递刚送到你那 算还两包",
             [("debt", {**DEBT_USER, "item": "薯片", "quantity": -2, "unit": "包"})],
         ),
-        ("我欠你八十块 微信红包发你了", []),
+        # (repaid whole since blind18.yaml's round: a balance handed over, no amount said)
+        (
+            "我欠你八十块 微信红包发你了",
+            [("debt", {**DEBT_USER, "item": "钱", "quantity": -80, "unit": "块"})],
+        ),
         (
             "欠你两杯咖啡 周六送你",
             [("debt", {**DEBT_USER, "item": "咖啡", "quantity": 2, "unit": "杯"})],
@@ -1005,4 +1009,88 @@ def test_the_classes_blind16_showed(memory: AutoMemory, text: str, taken: list[A
     ],
 )
 def test_the_classes_blind17_showed(memory: AutoMemory, text: str, taken: list[Any]) -> None:
+    assert _taken(memory, text) == taken
+
+
+@pytest.mark.parametrize(
+    ("text", "taken"),
+    [
+        # 不吃X with a reason of a known class — a faith, a diet kept, a regimen's period, a
+        # custom, a pet kept — is a dietary rule; with a reason of no known class, nothing
+        ("我不喝酒 信教的", [("allergy", {"subject": "user", "kind": "忌口", "item": "酒"})]),
+        ("在断碳 面条不吃", [("allergy", {"subject": "user", "kind": "忌口", "item": "面条"})]),
+        ("增肌期不喝可乐", [("allergy", {"subject": "user", "kind": "忌口", "item": "可乐"})]),
+        (
+            "我们村的规矩 不吃马肉",
+            [("allergy", {"subject": "user", "kind": "忌口", "item": "马肉"})],
+        ),
+        (
+            "我不吃兔肉 家里养了两只兔子",
+            [("allergy", {"subject": "user", "kind": "忌口", "item": "兔肉"})],
+        ),
+        ("我不吃鹅肉 我们那边的说法", []),
+        ("备考期间 可乐不喝", []),
+        # a taste, a texture or a liking said after it: still a dislike
+        (
+            "我不吃茄子 软塌塌的",
+            [("preference", {"subject": "user", "stance": "不喜欢", "object": "茄子"})],
+        ),
+        (
+            "我养了只猫 不吃香菜",
+            [("preference", {"subject": "user", "stance": "不喜欢", "object": "香菜"})],
+        ),
+        # an animal and 肉 is one meat
+        ("鱼肉不吃 我是吃斋的", [("allergy", {"subject": "user", "kind": "忌口", "item": "鱼肉"})]),
+        # what a thing is (这玩意儿) is no part of it; a verb alone, 看 and one character, and
+        # the smell of a thing of two characters or more take nothing
+        (
+            "榴莲那玩意儿我受不了",
+            [("preference", {"subject": "user", "stance": "不喜欢", "object": "榴莲"})],
+        ),
+        ("晚上去跑了五公里 我最爱跑了", []),
+        ("我喜欢看雪", []),
+        ("我讨厌油漆味 闻着头晕", []),
+        # 一丁点 is mild, 溶血 severe; 还好 alone says how bad without a degree read
+        (
+            "我对芒果过敏 有一丁点 嘴角痒",
+            [("allergy", {"subject": "user", "kind": "过敏", "item": "芒果", "severity": "轻微"})],
+        ),
+        (
+            "我对蚕豆过敏 吃了会溶血",
+            [("allergy", {"subject": "user", "kind": "过敏", "item": "蚕豆", "severity": "严重"})],
+        ),
+        ("花粉过敏 不过还好 打几个喷嚏", []),
+        (
+            "我对花生过敏 还好你记得",
+            [("allergy", {"subject": "user", "kind": "过敏", "item": "花生"})],
+        ),
+        # 今天才转 is done; a bare amount takes the unit the same amount was said with; a balance
+        # handed over now is repaid whole
+        (
+            "欠你的五十块今天才转",
+            [("debt", {**DEBT_USER, "item": "钱", "quantity": -50, "unit": "块"})],
+        ),
+        (
+            "两百块不用还了 骗你的 你还欠我两百",
+            [
+                (
+                    "debt",
+                    {
+                        "debtor": "buddy",
+                        "creditor": "user",
+                        "item": "钱",
+                        "quantity": 200,
+                        "unit": "块",
+                    },
+                )
+            ],
+        ),
+        ("我欠你四十 微信发你了", [("debt", {**DEBT_USER, "item": "钱", "quantity": -40})]),
+        (
+            "欠你的两本漫画 刚送你那了 算还一本",
+            [("debt", {**DEBT_USER, "quantity": -1, "unit": "本", "item": "漫画"})],
+        ),
+    ],
+)
+def test_the_classes_blind18_showed(memory: AutoMemory, text: str, taken: list[Any]) -> None:
     assert _taken(memory, text) == taken

@@ -101,6 +101,13 @@ HELD_OUT_16 = CORPUS / "blind16.yaml"
 #: 「欠你的六块钱 还你咯」 read as owed, a two-way 扯平 read as one repayment), then tuned
 #: against (a development held-out too).
 HELD_OUT_17 = CORPUS / "blind17.yaml"
+#: The eighteenth blind set: held out while blind17.yaml was tuned against, first measured
+#: unseen at relations 0.933/0.62 (appraisal 0.97/0.78, no R2/R3 fact from hard negatives; five
+#: dietary rules with a reason the patterns did not know — a diet kept, a regimen's period, a
+#: custom, a faith, a pet kept — read as dislikes, 「欠你的六十块今天才还」 read as owed, a
+#: rhetorical 「谢谢有用吗」 and a teasing 「我喜欢你呀 你这个小机灵鬼」 read as care), then tuned
+#: against (a development held-out too).
+HELD_OUT_18 = CORPUS / "blind18.yaml"
 #: The blind sets tuned against, in the order they were written.
 TUNED = (
     HELD_OUT,
@@ -120,10 +127,11 @@ TUNED = (
     HELD_OUT_15,
     HELD_OUT_16,
     HELD_OUT_17,
+    HELD_OUT_18,
 )
 #: The held-out set: written blind after the patterns' last change, and not tuned against —
 #: docs/companion.md shows its first reading. None while the next one is being written.
-BLIND: Path | None = CORPUS / "blind18.yaml"
+BLIND: Path | None = None
 ALL = (DEV, *TUNED, *((BLIND,) if BLIND is not None else ()))
 COMPANION_MD = (REPO / "docs" / "companion.md").read_text(encoding="utf-8")
 #: What a hard negative may be labelled as.
@@ -245,8 +253,7 @@ FLOORS = {
     HELD_OUT_15.name: {"relations": (0.99, 0.65), "appraisal": (0.99, 0.72)},
     HELD_OUT_16.name: {"relations": (0.98, 0.64), "appraisal": (0.99, 0.81)},
     HELD_OUT_17.name: {"relations": (0.99, 0.60), "appraisal": (0.99, 0.78)},
-    # the held-out set: its first reading (0.933/0.62, appraisal 0.97/0.78), less a margin
-    "blind18.yaml": {"relations": (0.92, 0.61), "appraisal": (0.96, 0.77)},
+    HELD_OUT_18.name: {"relations": (0.97, 0.65), "appraisal": (0.99, 0.77)},
 }
 #: The R2/R3 facts a held-out set's first reading kept from its hard negatives, by file:
 #: listed so that a new one fails here and a fixed one is struck off (blind5.yaml's two

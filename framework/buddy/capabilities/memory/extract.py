@@ -70,6 +70,9 @@ _DOUBTFUL = re.compile(
     r"^[坐织](?=\S{2})|"
     # an adverb said as the thing (「菠菜少吃 干脆不吃了」 read with the item 干脆): how, not what
     r"^(?:干脆|索性|压根|直接|完全|根本|反倒)|"
+    # a watching of one thing of one character (「也喜欢看海」): the sets label it 看海 and 海 — not
+    # decided; 看书, 看剧, 看报, 看戏 are generic activities, whole
+    r"^看[^书剧报戏]$|"
     # an instruction after an amount (「还你300 查收一下」): what to do, not a thing
     r"查收|一下$|"
     # a request closed by asking leave (「你叫我糖糖可以嘛」 read as 糖糖可以), and the Henan 中
@@ -119,8 +122,39 @@ _RULE_REASON = re.compile(
     # an ethnic or religious identity (「我是藏族 不吃鱼的」「佛教徒不吃肉」)
     r"藏族|维吾尔|佛教徒?|基督徒|伊斯兰|印度教|犹太|"
     r"医生|大夫|医嘱|痛风|尿酸|糖尿病|血[糖脂压]高|高血压|胃病|胃不好|术后|孕|哺乳|月子|"
-    r"减肥|减脂|节食|控糖|戒糖|备赛|忌口)"
+    r"减肥|减脂|节食|控糖|戒糖|备赛|忌口|"
+    # a faith said as a whole (「我不吃猪肉 信教的」「教徒不沾酒」)
+    r"信教|教徒|教规|信主|"
+    # a diet kept (「生酮饮食中 不吃主食」「在断碳 米饭不吃」「轻断食 晚饭不吃」)
+    r"生酮|断碳|控碳|低碳|断食|辟谷|"
+    # a regimen's period (「健身期间不吃油炸」「增肌期不喝酒」「考试这阵子不碰冰的」): a refusal
+    # for a while, no dislike
+    r"期间|增肌期|减重期|塑形期|这阵子|这段时间|"
+    # a custom (「不吃驴肉 我们这边有讲究」「老家的规矩 初一不吃肉」「习俗如此」)
+    r"讲究|规矩|习俗|风俗|忌讳)"
 )
+#: A later clause that gives a reason of its own (「不吃驴肉 我们这边有讲究」「我不吃X 信教的」「不喝酒
+#: 因为要开车」): a clause that opens with 因为、由于 or a place one is from, or an explaining 的 of two to
+#: four characters closing it — not a taste, a smell or a dislike (「不吃香菜 怪怪的」「不吃肥肉 腻腻的」),
+#: nor 真的、是的. A refusal with a reason the patterns do not know is no dislike: the model gets
+#: the message (:func:`_reason_after`).
+_REASON_CLAUSE = re.compile(
+    r"^(?:因为|由于|我们?(?:这边|那边|这里|那里|老家|家乡|那儿|这儿)|老家|家乡)|"
+    r"^(?![真是好])[\u4e00-\u9fff]{2,4}的$"
+)
+#: What makes a reason a taste, a smell, a texture, a dislike or a liking said instead: a
+#: dislike's own reason (「不吃香菜 味道怪」「我不吃辣 喜欢清淡的」「我不吃肥的 只吃瘦的」).
+_TASTE = re.compile(
+    r"味|难吃|不好吃|腥|膻|臭|苦|辣|甜|酸|咸|腻|怪|恶心|讨厌|受不了|喜欢|爱|只[吃喝]|清淡|吃不惯|喝不惯|口感|"
+    # a texture said doubled (「不吃茄子 软塌塌的」「黏糊糊的」)
+    r"([\u4e00-\u9fff])\1的?$"
+)
+#: A thing of two characters or more said with 味 (「香水味」「消毒水味」): its smell — the sets label
+#: a disliked one both whole and without 味 (香水味 and 香水); 烟味, 汗味 stay whole.
+_SMELL = re.compile(r"[\u4e00-\u9fff]{2,}味")
+#: A pet kept (「我不吃狗肉 家里养狗的」「养了只兔子 兔肉不碰」): the same animal's meat refused is
+#: a dietary rule, no dislike (:func:`_pet_kept`).
+_PET_KEPT = re.compile(r"养[了着过]?(?:[一两几]?[只条个])?(?P<pet>狗|猫|兔|鸽|鸭|鸡|鹅|鱼|驴|马)")
 #: What refuses a food or a drink in a clause (「不吃」「不太喝」「吃不了」): the clause a
 #: :data:`_RULE_REASON` makes a dietary rule.
 _REFUSED = re.compile(r"不(?:太|怎么)?[吃喝碰沾]|[吃喝]不[了来惯]|不能[吃喝碰]")
@@ -151,6 +185,9 @@ _RULE_KIND = "忌口"
 #: A possessive before a name (Shanghainese 阿拉 is 我的: 「叫我阿拉囡囡」 is 囡囡; 「我的宝贝」):
 #: whose the name is, not the name.
 _OWNED_NAME = re.compile(r"^(?:阿拉|我的|俺的|我们的?)(?=[\u4e00-\u9fff]{2})")
+#: One animal and 肉, read as two things in a run (「我不吃狗肉」 read as 狗 and 肉): one meat, the
+#: value the group took whole (:func:`_each`).
+_ONE_MEAT = re.compile(r"[\u4e00-\u9fff]肉")
 #: Meats named by their animals before one 肉 (「牛羊肉」「猪牛羊肉」「鸡鸭肉」): one thing each.
 _SHARED_MEAT = re.compile(r"([牛羊猪鸡鸭鹅驴]{2,3})肉")
 #: A sip or a bite said before the thing (「平时就爱喝两口茶」「爱吃几口甜的」 are 茶, 甜): how much,
@@ -184,7 +221,9 @@ _AFTERMATH = re.compile(
     # how soon it passed, a stay in hospital, how it swelled, a degree taken back
     r"就[消退]|[消退]了|住院|急诊|肿成|不至于|"
     # a degree said after the symptom, and a bleeding (「嘴巴会肿 稍微有点」「吃了胃出血过」)
-    r"稍微|出血"
+    r"稍微|出血|"
+    # a degree taken back, said alone (「狗毛过敏 不过还好 就是有点鼻塞」; not 「还好你记得」)
+    r"^还好$"
 )
 #: A time word (a time frame, 期间、时间、时候、阶段…): a value that begins inside one (「减肥期间碳水一口
 #: 不吃」 read as 间碳水) was cut from the tail of a time word — doubtful (:func:`_time_tail`).
@@ -227,13 +266,14 @@ _EVENED = re.compile(r"扯平|抵了|抵消|相抵")
 #: The marks that close a done act (了, and 啦 咯 喽 that are 了 with a tone: 「今天寄啦」):
 #: a clause loses them with its particles, so the message is read for them after it.
 _CLOSING = "了啦咯喽"
-#: What says a settling or a handing over is done or happening now (「转过去」「刚送你那」「已经寄出」);
-#: a promise says none of it (「周五给你补上」「今年一定还清」).
-_DONE = re.compile(rf"刚|已经|现在|这就|过去|出去?|[{_CLOSING}]")
+#: What says a settling or a handing over is done or happening now (「转过去」「刚送你那」「已经寄出」,
+#: and done late: 「欠你的六十块今天才还」); a promise says none of it (「周五给你补上」「今年一定还清」).
+_DONE = re.compile(rf"刚|已经|现在|这就|过去|出去?|[{_CLOSING}]|才(?=[还转寄汇发给])")
 #: A later clause that says something is handed over to the buddy now (「微信转过去了」「刚点了外卖
 #: 送你那了」「寄给你了」「红包发你了」): a balance the message stated before it is being repaid,
-#: whatever the words — when no pattern reads the amount, the user no longer owes what was
-#: stated, so no balance is kept as owed (the repayment is kept when a pattern reads it).
+#: whatever the words — when no pattern reads the amount, the one balance stated is repaid
+#: whole, and of several none is kept as owed (the repayment is kept when a pattern reads it:
+#: :func:`_handed_over`).
 #: Not one put off or denied (:data:`_PUT_OFF`: 「明天转你」「还没寄」), nor a promise (:data:`_DONE`).
 _HANDED = re.compile(
     r"(?:转|送|寄|汇|发|打|递|塞|给)(?:了|过去了?|出去?了?)?(?:给|到)?(?:你|您)|"
@@ -244,10 +284,16 @@ _AGAIN = re.compile(
     r"(?:真的|其实|就|一共|总共)?是?(?P<amount>[0-9]+(?:\.[0-9]+)?|[零一二两三四五六七八九十百千万]+)"
     r"(?P<unit>块|元)钱?"
 )
-#: Things named by one character each, said in a run (「葱姜蒜」「鱼虾」「虾蟹」): a thing's value
+#: An amount of money said with its unit anywhere in a message (「那三百块不用还了」): the unit of
+#: the same amount said bare in another clause (「你还是欠我三百」, :func:`_unit_given`).
+_MONEY_SAID = re.compile(
+    r"(?<![0-9零一二两三四五六七八九十百千万.])"
+    r"(?P<amount>[0-9]+(?:\.[0-9]+)?|[零一二两三四五六七八九十百千万]+)(?P<unit>块|元)"
+)
+#: Things named by one character each, said in a run (「葱姜蒜」「鱼虾」「虾蟹」「米面」「肉蛋奶」): a thing's value
 #: made only of them, each once, is several things that the sets label either way (葱姜蒜
 #: whole in one, 葱, 姜, 蒜 in another) — doubtful, left to the model.
-_SINGLES = frozenset("葱姜蒜韭虾蟹鱼")
+_SINGLES = frozenset("葱姜蒜韭虾蟹鱼米面肉蛋奶")
 #: One character that before 的 says how a food is served and alone names another thing
 #: (「不喝冰的」: 冰 is ice; the sets label it 冰 and 冰的): doubtful as a thing. A taste keeps
 #: no 的 (「咸的」 is 咸), nor does a quality whose character names nothing else (凉, 硬, 肥).
@@ -376,7 +422,7 @@ def from_patterns(memory: AutoMemory, text: str, budget: Budget | None = None) -
     (「狗毛过敏 也就鼻子痒几下 问题不大」: no allergy without its severity); for a ``delta``
     relation, a later clause no pattern read that says a repayment now, the account settled or
     something handed over now leaves no balance the user owed (:func:`_settled`: 「我欠你200块
-    微信转过去了 咱俩清了」 is -200, 「欠你的两杯奶茶 刚点了外卖送你那了」 is nothing), a change that
+    微信转过去了 咱俩清了」 is -200, 「欠你的两杯奶茶 刚点了外卖送你那了」 is -2 杯), a change that
     names no item replaces the balance an earlier clause stated (「欠你的三顿饭，今天还一顿」:
     -1 顿饭, what happened now) and a balance said after a repayment is no new debt
     (「我还你五十，还差你五十」), a later clause that says the amount again with its unit gives
@@ -459,8 +505,31 @@ def from_patterns(memory: AutoMemory, text: str, budget: Budget | None = None) -
                     facts = [f for f in facts if not _same_key(spec, f, fact)]
                 facts.append(fact)
     for spec in memory.relations:
-        facts = _kept(spec, facts, unread, handed)
+        facts = [_unit_given(spec, fact, message) for fact in _kept(spec, facts, unread, handed)]
     return Extracted(tuple(facts[:FACTS_MAX]), None, tuple(dropped))
+
+
+def _unit_given(spec: RelationSpec, fact: Fact, message: str) -> Fact:
+    """``fact``, or, for a sum of money of a ``delta`` relation said without its unit, with
+    the unit the message gave the same amount elsewhere (:data:`_MONEY_SAID`: 「那三百块不用还了
+    … 你还是欠我三百」 is 300 块)."""
+    value = fact.slots.get(spec.value)
+    if (
+        fact.relation != spec.name
+        or spec.effect != "delta"
+        or "unit" in fact.slots
+        or fact.slots.get("item") != "钱"
+        or not isinstance(value, int | float)
+    ):
+        return fact
+    units = {
+        said["unit"]
+        for said in _MONEY_SAID.finditer(message)
+        if spoken_number(said["amount"]) == abs(value)
+    }
+    if len(units) != 1:
+        return fact
+    return Fact(fact.relation, {**fact.slots, "unit": units.pop()}, fact.modality, fact.source)
 
 
 def _without_category(facts: list[Fact], text: str, last: list[Fact]) -> list[Fact]:
@@ -477,11 +546,24 @@ def _kept(spec: RelationSpec, facts: list[Fact], unread: set[str], handed: set[s
     doubtful: a balance the user owed when something was handed over since (``handed``), an
     allergy without the severity a clause no pattern read says (``unread``)."""
     if spec.name in handed:
-        facts = [f for f in facts if f.relation != spec.name or not _owed(spec, f)]
+        facts = _handed_over(spec, facts)
     if spec.name in unread:
         amendable = _amended(spec)
         facts = [f for f in facts if f.relation != spec.name or amendable <= set(f.slots)]
     return facts
+
+
+def _handed_over(spec: RelationSpec, facts: list[Fact]) -> list[Fact]:
+    """``facts`` after a clause handed something over now (:data:`_HANDED`) and no pattern
+    read by how much: the one balance the user owed, and nothing else of ``spec``, is repaid
+    whole (「欠你的七十块 发红包给你了」「我欠你六十 转你了」 are −70 块, −60); with two balances, or
+    a change read as well (「欠你的两杯奶茶 刚点了外卖送你那了 算还一杯」), what was owed is owed no
+    more and nothing else is said of it."""
+    mine = [f for f in facts if f.relation == spec.name]
+    if len(mine) == 1 and _owed(spec, mine[0]):
+        paid = {**mine[0].slots, spec.value: -mine[0].slots[spec.value]}
+        return [Fact(f.relation, paid, f.modality, f.source) if f is mine[0] else f for f in facts]
+    return [f for f in facts if f.relation != spec.name or not _owed(spec, f)]
 
 
 def _settled(
@@ -499,8 +581,8 @@ def _settled(
       九十九块九 凑个整还你一百」, repaid by an amount not read, keeps no balance);
     - the account settled (:data:`_SETTLED`: 「我欠你200块 微信转过去了 咱俩清了」 is -200);
     - something handed over now (:data:`_HANDED`: 「欠你的两杯奶茶 刚点了外卖送你那了」): by how
-      much a later clause may say (「算还一杯」), and what was owed before is owed no more
-      when the message ends (``handed`` gets the relation)."""
+      much a later clause may say (「算还一杯」), else the one balance stated is repaid whole
+      when the message ends (``handed`` gets the relation: :func:`_handed_over`)."""
     if _repaying_now(text):
         return _repaying(spec, facts, earlier, text)
     if _settling(text, message):
@@ -652,6 +734,9 @@ def _clause_facts(
                 slots[name] = _typed(spec, name, value, pattern.negative)
         if _ruled(slots, text, message):
             continue  # 「我不吃牛肉 家里拜观音的」: a dietary rule, not a dislike
+        if _smell_disliked(slots):
+            dropped.append(f"pattern {spec.name}: a smell or its thing, left to the model")
+            return None
         if spec.effect == "delta" and not pattern.amends:
             paid = _paid_now(spec, slots, pattern.slots)
             if paid is None:
@@ -669,7 +754,7 @@ def _clause_facts(
         taken: list[Fact] = []
         several = [slots] if pattern.amends else _each(spec, match, slots, pattern.negative)
         if len(several) == 1 and not pattern.amends:
-            several = _joined(spec, match, text, slots, message)
+            several = _joined(spec, match, text, several[0], message)
         if _doubtful(spec, match, text, len(several) > 1):
             dropped.append(f"pattern {spec.name}: a doubtful value, left to the model")
             if doubted is not None:
@@ -720,11 +805,44 @@ def _paid_back(
 def _ruled(slots: Mapping[str, Any], text: str, message: str) -> bool:
     """Whether ``slots`` are a dislike the clause ``text`` says by refusing a food or a drink
     (:data:`_REFUSED`) in a ``message`` that gives a reason for a rule (:data:`_RULE_REASON`):
-    a dietary rule, no dislike."""
+    a dietary rule, no dislike — as is the meat of a pet kept (:func:`_pet_kept`), and a
+    refusal a later clause gives a reason of its own for (:func:`_reason_after`)."""
     return (
         slots.get("stance") == "不喜欢"
         and bool(_REFUSED.search(text))
-        and bool(_RULE_REASON.search(message))
+        and (
+            bool(_RULE_REASON.search(message))
+            or _pet_kept(slots.get("object"), message)
+            or _reason_after(text, message)
+        )
+    )
+
+
+def _reason_after(text: str, message: str) -> bool:
+    """Whether a clause of ``message`` after the clause ``text`` gives a reason that is no
+    taste (:data:`_REASON_CLAUSE`, :data:`_TASTE`: 「不吃驴肉 我们这边有讲究」)."""
+    after = False
+    for clause in clauses(message):
+        if after and _REASON_CLAUSE.search(clause.text) and not _TASTE.search(clause.text):
+            return True
+        after = after or clause.text == text
+    return False
+
+
+def _smell_disliked(slots: Mapping[str, Any]) -> bool:
+    """Whether ``slots`` are a dislike of a thing's smell said with it (:data:`_SMELL`:
+    「我不喜欢香水味」): the sets label the smell and the thing both — not decided."""
+    thing = slots.get("object")
+    return (
+        slots.get("stance") == "不喜欢" and isinstance(thing, str) and bool(_SMELL.fullmatch(thing))
+    )
+
+
+def _pet_kept(thing: Any, message: str) -> bool:
+    """Whether ``thing`` is the meat of an animal ``message`` says the user keeps
+    (:data:`_PET_KEPT`: 「我不吃狗肉 家里养狗的」 is 狗肉 and 狗)."""
+    return isinstance(thing, str) and any(
+        found["pet"] in thing for found in _PET_KEPT.finditer(message)
     )
 
 
@@ -864,6 +982,11 @@ def _each(
     counts = {len(found) for found in repeated.values()}
     if len(counts) != 1:
         return [slots]
+    meats = {
+        n: "".join(found) for n, found in repeated.items() if _ONE_MEAT.fullmatch("".join(found))
+    }
+    if meats:
+        return [{**slots, **meats}]  # 「我不吃狗肉」: one meat, not 狗 and 肉
     return [
         {**slots, **{n: _typed(spec, n, found[i], negative) for n, found in repeated.items()}}
         for i in range(counts.pop())
