@@ -131,7 +131,7 @@ TUNED = (
 )
 #: The held-out set: written blind after the patterns' last change, and not tuned against —
 #: docs/companion.md shows its first reading. None while the next one is being written.
-BLIND: Path | None = None
+BLIND: Path | None = CORPUS / "blind19.yaml"
 ALL = (DEV, *TUNED, *((BLIND,) if BLIND is not None else ()))
 COMPANION_MD = (REPO / "docs" / "companion.md").read_text(encoding="utf-8")
 #: What a hard negative may be labelled as.
@@ -254,6 +254,8 @@ FLOORS = {
     HELD_OUT_16.name: {"relations": (0.98, 0.64), "appraisal": (0.99, 0.81)},
     HELD_OUT_17.name: {"relations": (0.99, 0.60), "appraisal": (0.99, 0.78)},
     HELD_OUT_18.name: {"relations": (0.97, 0.65), "appraisal": (0.99, 0.77)},
+    # the held-out set: its first reading (0.974/0.54, appraisal 1.00/0.79), less a margin
+    "blind19.yaml": {"relations": (0.96, 0.53), "appraisal": (0.99, 0.78)},
 }
 #: The R2/R3 facts a held-out set's first reading kept from its hard negatives, by file:
 #: listed so that a new one fails here and a fixed one is struck off (blind5.yaml's two
