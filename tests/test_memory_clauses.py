@@ -146,6 +146,7 @@ def _marks(message: str) -> list[set[str]]:
         ("哈哈哈 叫我小满", [set()]),
         # someone else's name for the user, taken up (「你也这么叫」), is the user's
         ("朋友都叫我远远，你也这么叫吧", [set(), set()]),
+        ("我哥都喊俺铁蛋 你也这么喊呗", [set(), set()]),  # 俺 is 我
         ("我爸叫我胖墩，你可别这么叫", [{"third_party"}, set()]),
         # 算了 takes back the clause before it
         ("我欠你两杯奶茶，算了，三杯", [{"denial"}, set(), set()]),

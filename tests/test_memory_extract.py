@@ -600,7 +600,11 @@ def test_the_classes_blind4_showed(memory: AutoMemory, text: str, taken: list[An
         ),
         # two amounts for one debt, a repayment whose amount is not said, a joke: nothing
         ("我欠你两杯奶茶 现在欠你三杯奶茶了", []),
-        ("我欠你三顿饭 已经请了两顿", []),
+        # (a treat counted repays that many since blind19.yaml's round: 「已经请了两顿」 is −2 顿)
+        (
+            "我欠你三顿饭 已经请了两顿",
+            [("debt", {**DEBT_USER, "item": "饭", "quantity": -2, "unit": "顿"})],
+        ),
         ("我欠你一杯奶茶 才怪", []),
         ("你欠我一百块 别当真", []),
         # without 对 an item is allergen words only: a person or a pet before it is someone else
@@ -1093,4 +1097,73 @@ def test_the_classes_blind17_showed(memory: AutoMemory, text: str, taken: list[A
     ],
 )
 def test_the_classes_blind18_showed(memory: AutoMemory, text: str, taken: list[Any]) -> None:
+    assert _taken(memory, text) == taken
+
+
+@pytest.mark.parametrize(
+    ("text", "taken"),
+    [
+        # a name others call the user with 俺 for 我, taken up by 「你也这么叫呗」: the later one stands
+        (
+            "我叫赵大山 乡亲们都喊俺山子 你也这么叫呗",
+            [("nickname", {"subject": "user", "value": "山子"})],
+        ),
+        # Cantonese 好犀利 is severe, and so are 入院 and 住过院; a hedged 会要命 says how bad
+        # without a degree read (nothing kept), and 要命 said of something else says nothing
+        (
+            "我对虾过敏嘅 好犀利",
+            [("allergy", {"subject": "user", "kind": "过敏", "item": "虾", "severity": "严重"})],
+        ),
+        (
+            "鸡蛋过敏 住过院的那种",
+            [("allergy", {"subject": "user", "kind": "过敏", "item": "鸡蛋", "severity": "严重"})],
+        ),
+        ("我对桃子过敏 搞不好会要命", []),
+        (
+            "我对柳絮过敏 春天真要命",
+            [("allergy", {"subject": "user", "kind": "过敏", "item": "柳絮"})],
+        ),
+        # 听 and one character, as 看: left to the model
+        ("我喜欢听海", []),
+        # a balance, then a clause that says it is treated, sent, brought or paid off now: its
+        # repayment; a treat counted repays that many; 全还你 is done as it is said
+        (
+            "欠你的三杯奶茶 今天请了",
+            [("debt", {**DEBT_USER, "item": "奶茶", "quantity": -3, "unit": "杯"})],
+        ),
+        (
+            "欠你的两本书 刚给你带过去了",
+            [("debt", {**DEBT_USER, "item": "书", "quantity": -2, "unit": "本"})],
+        ),
+        (
+            "我欠你的八十块 已经打过去了",
+            [("debt", {**DEBT_USER, "item": "钱", "quantity": -80, "unit": "块"})],
+        ),
+        (
+            "我欠你五顿火锅 已经请了两顿",
+            [("debt", {**DEBT_USER, "item": "火锅", "quantity": -2, "unit": "顿"})],
+        ),
+        (
+            "之前欠你的五百 年终奖到了 全还你",
+            [("debt", {**DEBT_USER, "item": "钱", "quantity": -500})],
+        ),
+        ("我请你两杯奶茶", []),
+        (
+            "俺欠你的六十块钱 月底还你",
+            [("debt", {**DEBT_USER, "item": "钱", "quantity": 60, "unit": "块"})],
+        ),
+        # Cantonese 我哋屋企; a bare count after living together, not after another count
+        ("我哋屋企四个人", [("household", {"subject": "user", "people": 4})]),
+        ("和同学合租 三个人", [("household", {"subject": "user", "people": 3})]),
+        (
+            "我家三口人 周末爷爷奶奶来住 五个人",
+            [("household", {"subject": "user", "people": 3})],
+        ),
+        ("我们单位是个大家庭 两百口人", []),
+        # 在 before a time frame after a will; a percentage closing a goal after a deadline
+        ("想在三个月内学会蛙泳", [("training_goal", {"subject": "user", "goal": "学会蛙泳"})]),
+        ("年底前体脂降到18%", [("training_goal", {"subject": "user", "goal": "体脂降到18%"})]),
+    ],
+)
+def test_the_classes_blind19_showed(memory: AutoMemory, text: str, taken: list[Any]) -> None:
     assert _taken(memory, text) == taken

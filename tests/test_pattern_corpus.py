@@ -108,6 +108,14 @@ HELD_OUT_17 = CORPUS / "blind17.yaml"
 #: rhetorical 「谢谢有用吗」 and a teasing 「我喜欢你呀 你这个小机灵鬼」 read as care), then tuned
 #: against (a development held-out too).
 HELD_OUT_18 = CORPUS / "blind18.yaml"
+#: The nineteenth blind set: held out while blind18.yaml was tuned against, written for
+#: phrasings a simple pattern reader would not expect, first measured unseen at relations
+#: 0.974/0.54 (appraisal 1.00/0.79, no R2/R3 fact from hard negatives; a full name kept where
+#: a later clause gives the name others use with 俺 and asks the buddy to use it too, three
+#: allergies whose severity was said in words not read — 好犀利, 入院, 会要命, 住过院的那种 — and
+#: two cups of coffee treated now, 「今天请了」, read as owed), then tuned against (a
+#: development held-out too).
+HELD_OUT_19 = CORPUS / "blind19.yaml"
 #: The blind sets tuned against, in the order they were written.
 TUNED = (
     HELD_OUT,
@@ -128,10 +136,11 @@ TUNED = (
     HELD_OUT_16,
     HELD_OUT_17,
     HELD_OUT_18,
+    HELD_OUT_19,
 )
 #: The held-out set: written blind after the patterns' last change, and not tuned against —
 #: docs/companion.md shows its first reading. None while the next one is being written.
-BLIND: Path | None = CORPUS / "blind19.yaml"
+BLIND: Path | None = None
 ALL = (DEV, *TUNED, *((BLIND,) if BLIND is not None else ()))
 COMPANION_MD = (REPO / "docs" / "companion.md").read_text(encoding="utf-8")
 #: What a hard negative may be labelled as.
@@ -254,8 +263,7 @@ FLOORS = {
     HELD_OUT_16.name: {"relations": (0.98, 0.64), "appraisal": (0.99, 0.81)},
     HELD_OUT_17.name: {"relations": (0.99, 0.60), "appraisal": (0.99, 0.78)},
     HELD_OUT_18.name: {"relations": (0.97, 0.65), "appraisal": (0.99, 0.77)},
-    # the held-out set: its first reading (0.974/0.54, appraisal 1.00/0.79), less a margin
-    "blind19.yaml": {"relations": (0.96, 0.53), "appraisal": (0.99, 0.78)},
+    HELD_OUT_19.name: {"relations": (0.99, 0.57), "appraisal": (0.99, 0.78)},
 }
 #: The R2/R3 facts a held-out set's first reading kept from its hard negatives, by file:
 #: listed so that a new one fails here and a fixed one is struck off (blind5.yaml's two

@@ -184,8 +184,8 @@ _RETRACTED = re.compile(
 _ADOPTED = re.compile(
     r"^(?:你|您)?(?:以后)?(?:也|就)?(?:可以)?(?:这样|这么|这样子)?(?:叫|喊|称呼)我?(?:就行|就好|好|也行|得)?$"
 )
-#: Someone else's clause that names the user (「爸妈叫我阿宝」).
-_NAMED = re.compile(r"(?:叫|喊)我(?!们)")
+#: Someone else's clause that names the user (「爸妈叫我阿宝」, and 俺 for 我: 「乡亲们都喊俺二蛋」).
+_NAMED = re.compile(r"(?:叫|喊)[我俺](?!们)")
 #: A request for a name closed by a tag that asks the buddy to agree (「你叫我糖糖好不好嘛」
 #: 「叫我豆豆好不好」「你叫我阿明好唔好」): a request, not a question about the name — the tag
 #: is dropped and the clause is not marked a question (not when the name itself is asked:

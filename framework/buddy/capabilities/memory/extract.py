@@ -70,9 +70,10 @@ _DOUBTFUL = re.compile(
     r"^[坐织](?=\S{2})|"
     # an adverb said as the thing (「菠菜少吃 干脆不吃了」 read with the item 干脆): how, not what
     r"^(?:干脆|索性|压根|直接|完全|根本|反倒)|"
-    # a watching of one thing of one character (「也喜欢看海」): the sets label it 看海 and 海 — not
-    # decided; 看书, 看剧, 看报, 看戏 are generic activities, whole
-    r"^看[^书剧报戏]$|"
+    # a watching or a listening to one thing of one character (「也喜欢看海」「我喜欢听雨」): the
+    # sets label it 看海 and 海 — not decided; 看书, 看剧, 看报, 看戏, 听歌, 听书 are generic
+    # activities, whole
+    r"^看[^书剧报戏]$|^听[^歌书戏]$|"
     # an instruction after an amount (「还你300 查收一下」): what to do, not a thing
     r"查收|一下$|"
     # a request closed by asking leave (「你叫我糖糖可以嘛」 read as 糖糖可以), and the Henan 中
@@ -206,7 +207,7 @@ _VENUE = re.compile(
 _SEVERAL = re.compile(r"我?也?[都全]")
 #: A later clause that says how bad it went — a degree, fainting, how soon it passed, a stay
 #: in hospital, a degree taken back (「也就鼻子痒几下 问题不大」「上次打完针直接晕过去了」「忍忍就
-#: 过去了」「一会儿就消了」「住院三天」「但不至于去医院」「有点难受但能忍」; not a plain symptom,
+#: 过去了」「一会儿就消了」「住院三天」「住过院的那种」「但不至于去医院」「有点难受但能忍」; not a plain symptom,
 #: 「一吃就起疹子」, nor 「去医院都得说一声」; a 稍微 and a bleeding: 「稍微有点」「胃出血」): for a
 #: relation with ``amends`` patterns, when no
 #: pattern read such a clause, the facts it would have amended are doubtful — those still
@@ -219,7 +220,9 @@ _AFTERMATH = re.compile(
     r"而已|罢了|"
     r"厉害|严重|(?<!年)轻(?![易松])|"
     # how soon it passed, a stay in hospital, how it swelled, a degree taken back
-    r"就[消退]|[消退]了|住院|急诊|肿成|不至于|"
+    r"就[消退]|[消退]了|[住入]过?院|急诊|肿成|不至于|"
+    # a risk to life hedged (「医生说搞不好会要命」), and Cantonese 犀利 for 厉害 (「好犀利」)
+    r"(?:搞不好|弄不好|闹不好|说不定)会?要命|犀利|"
     # a degree said after the symptom, and a bleeding (「嘴巴会肿 稍微有点」「吃了胃出血过」)
     r"稍微|出血|"
     # a degree taken back, said alone (「狗毛过敏 不过还好 就是有点鼻塞」; not 「还好你记得」)
@@ -260,6 +263,9 @@ _SETTLED = re.compile(
     # a bare 还你 closed by a done mark after a stated balance (「欠你的六块钱 还你咯」)
     r"^(?:我|就|这就)?还给?你$"
 )
+#: The whole balance handed over in the clause that says so (「全还你」「一次性还你」「都还给你」): done
+#: as it is said — no mark of a done act needed (not one put off: 「月底全还你」).
+_WHOLE = re.compile(r"^(?:我|就|这就)?(?:全|都|全部|一次性)还给?你$")
 #: Settling the account against itself (「扯平」「抵了」): said after debts both ways or of two
 #: items (「你欠我十块钱 我欠你一杯奶茶 扯平了吧」), no balance is kept — nothing is taken.
 _EVENED = re.compile(r"扯平|抵了|抵消|相抵")
@@ -277,7 +283,10 @@ _DONE = re.compile(rf"刚|已经|现在|这就|过去|出去?|[{_CLOSING}]|才(?
 #: Not one put off or denied (:data:`_PUT_OFF`: 「明天转你」「还没寄」), nor a promise (:data:`_DONE`).
 _HANDED = re.compile(
     r"(?:转|送|寄|汇|发|打|递|塞|给)(?:了|过去了?|出去?了?)?(?:给|到)?(?:你|您)|"
-    r"(?:转|寄|汇|送|发)(?:过去|出去?)|给你了"
+    r"(?:转|寄|汇|送|发|打)(?:过去|出去?)|给你了|"
+    # a treat given, a thing sent or brought back, now (「欠你的两杯咖啡 今天请了」「欠你的表情包
+    # 刚发完了」「给你带回去了」): what was owed is handed over
+    r"^(?:今天|今晚|刚刚?|已经|昨天)?(?:都|也)?请(?:过|客)?了?$|发完|(?:带|拿|捎)(?:回去|过去|给你)"
 )
 #: A clause that only says an amount again with its unit (「真的是二百五十块」「一共是八十元」).
 _AGAIN = re.compile(
@@ -619,9 +628,14 @@ def _done(text: str, message: str) -> bool:
 
 
 def _settling(text: str, message: str) -> bool:
-    """Whether a clause says the account is settled now (:data:`_SETTLED`), done and put
-    off by nothing (not 「今年一定还清」)."""
-    return bool(_SETTLED.search(text)) and _done(text, message) and not _PUT_OFF.search(text)
+    """Whether a clause says the account is settled now (:data:`_SETTLED`), done — or the
+    whole of it handed over as the clause is said (:data:`_WHOLE`: 「今天发工资了 全还你」) — and
+    put off by nothing (not 「今年一定还清」)."""
+    return (
+        bool(_SETTLED.search(text))
+        and (_done(text, message) or bool(_WHOLE.match(text)))
+        and not _PUT_OFF.search(text)
+    )
 
 
 def _handing(text: str, message: str) -> bool:
