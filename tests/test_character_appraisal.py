@@ -106,6 +106,8 @@ def test_what_zh_reads(zh: AppraisalPatterns, text: str, kinds: dict[str, Any]) 
         "谢谢惠顾",  # a shop's formula
         "谢谢，欢迎下次光临",
         "谢谢老板的红包",  # someone else thanked
+        "谢谢你全家 我谢谢你啊",  # the sneer's thanks said again: mocking, no offence
+        "我才没有生气 别瞎说",  # a denial of one's own, then 别瞎说: a correction
     ],
 )
 def test_what_zh_does_not_read(zh: AppraisalPatterns, text: str) -> None:

@@ -176,6 +176,10 @@ def _marks(message: str) -> list[set[str]]:
         ("我叫阿飞 我爱死加班了", [set(), {"joke"}]),
         ("排队是我的最爱", [{"joke"}]),
         ("最烦排队", [set()]),
+        # 没有 that says more is no denial (blind20's round): 没有抵抗力, 没有之一
+        ("我对炸鸡没有抵抗力", [set()]),
+        ("最爱的运动 没有之一", [set(), set()]),
+        ("我没有生气", [{"denial"}]),
     ],
 )
 def test_each_guard_mark_and_its_scope(message: str, marks: list[set[str]]) -> None:

@@ -116,6 +116,15 @@ HELD_OUT_18 = CORPUS / "blind18.yaml"
 #: two cups of coffee treated now, 「今天请了」, read as owed), then tuned against (a
 #: development held-out too).
 HELD_OUT_19 = CORPUS / "blind19.yaml"
+#: The twentieth blind set: written at the same time as blind19.yaml, to the same brief, by a
+#: second writer, and held out while blind19.yaml was tuned against, first measured unseen at
+#: relations 0.958/0.55 (appraisal 0.96/0.73, no R2/R3 fact from hard negatives; a name with a
+#: word after it, a thing with where it sits, a smell with its verb, a liking given up later,
+#: allergies whose severity was said in words not read or read the wrong way, two things run
+#: together before 一律, a thing left at the buddy's door read as owed, 讨厌鬼 read as a dislike,
+#: a denial before 别瞎说 and a mocking 「谢谢你全家 真的会谢」 read as offences), then tuned
+#: against (a development held-out too).
+HELD_OUT_20 = CORPUS / "blind20.yaml"
 #: The blind sets tuned against, in the order they were written.
 TUNED = (
     HELD_OUT,
@@ -137,10 +146,11 @@ TUNED = (
     HELD_OUT_17,
     HELD_OUT_18,
     HELD_OUT_19,
+    HELD_OUT_20,
 )
 #: The held-out set: written blind after the patterns' last change, and not tuned against —
 #: docs/companion.md shows its first reading. None while the next one is being written.
-BLIND: Path | None = CORPUS / "blind20.yaml"
+BLIND: Path | None = None
 ALL = (DEV, *TUNED, *((BLIND,) if BLIND is not None else ()))
 COMPANION_MD = (REPO / "docs" / "companion.md").read_text(encoding="utf-8")
 #: What a hard negative may be labelled as.
@@ -264,8 +274,7 @@ FLOORS = {
     HELD_OUT_17.name: {"relations": (0.99, 0.60), "appraisal": (0.99, 0.78)},
     HELD_OUT_18.name: {"relations": (0.97, 0.65), "appraisal": (0.99, 0.77)},
     HELD_OUT_19.name: {"relations": (0.99, 0.57), "appraisal": (0.99, 0.78)},
-    # the held-out set: its first reading (0.958/0.55, appraisal 0.96/0.73), less a margin
-    "blind20.yaml": {"relations": (0.95, 0.54), "appraisal": (0.95, 0.72)},
+    HELD_OUT_20.name: {"relations": (0.99, 0.61), "appraisal": (0.99, 0.72)},
 }
 #: The R2/R3 facts a held-out set's first reading kept from its hard negatives, by file:
 #: listed so that a new one fails here and a fixed one is struck off (blind5.yaml's two

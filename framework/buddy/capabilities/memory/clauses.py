@@ -39,8 +39,9 @@ The guard's marks (:data:`GUARDS`), each with its scope:
 - ``hypothetical`` (the clause and the rest of its sentence): 如果、要是、假如、假设、万一、
   若是、倘若、假使、的话、要不是、哪怕、即使、就算 (not 就算了, 就算我欠你的, 称呼的话, nor 严重的话:
   「严重的话会休克」 says how bad it gets).
-- ``denial`` (the clause): 不是、并不、并没、才不、才没、没说、从没、没有, or a clause that
-  opens with 别、不要、不用 (「别叫我宝宝」; not 「特别」). Plain 不 is the patterns'
+- ``denial`` (the clause): 不是、并不、并没、才不、才没、没说、从没、没有 (not 没有抵抗力、没有之一:
+  「我对奶茶没有抵抗力」 says more, not less), or a clause that opens with 别、不要、不用 (「别叫我宝宝」;
+  not 「特别」). Plain 不 is the patterns'
   business: 「我不吃香菜」 is a fact.
 - ``reported`` (the clause and the rest of its sentence, up to a clause said to the buddy —
   谢谢…、你…, not the words right after someone's 「…说」: 「我妈老跟我爸说 你闭嘴吧」): 听说、
@@ -124,8 +125,9 @@ _QUESTION = re.compile(
 _HYPOTHETICAL = re.compile(
     r"如果|(?<!主)要是|(?<!称呼|名字|严重)的话|假如|假设|万一|若是|倘若|如若|假使|要不是|哪怕|即使|就算(?!了|我欠你的)"
 )
+#: (没有 that says more, not less, is no denial: 「我对奶茶没有抵抗力」「最爱的运动没有之一」)
 _DENIAL = re.compile(
-    r"不是|并不|并没|(?<!刚)才不|(?<!刚)才没|没说|从没|从来没|没有|^你?(?:别|不要|不用)"
+    r"不是|并不|并没|(?<!刚)才不|(?<!刚)才没|没说|从没|从来没|没有(?!抵抗力|之一)|^你?(?:别|不要|不用)"
 )
 _OTHERS = (
     r"他|她|它|TA|ta|人家|别人|有人|大家|网上|新闻|书上|医生|大夫|老师|老板|领导|同事|朋友|"

@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from buddy.capabilities.memory.clauses import clauses, clean
+from buddy.capabilities.memory.clauses import Clause, clauses, clean
 from buddy.capabilities.memory.compiled import AutoMemory, RelationSpec
 from buddy.capabilities.memory.numbers import spoken_date, spoken_number
 from buddy.capabilities.memory.patterns import Budget
@@ -159,8 +159,8 @@ _PET_KEPT = re.compile(r"养[了着过]?(?:[一两几]?[只条个])?(?P<pet>狗|
 #: What refuses a food or a drink in a clause (「不吃」「不太喝」「吃不了」): the clause a
 #: :data:`_RULE_REASON` makes a dietary rule.
 _REFUSED = re.compile(r"不(?:太|怎么)?[吃喝碰沾]|[吃喝]不[了来惯]|不能[吃喝碰]")
-#: Verbs of handing a thing over (「转过去」「寄出了」「发你了」): what repays a debt now.
-_HANDING = "转|寄|汇|发|给|送"
+#: Verbs of handing a thing over (「转过去」「寄出了」「发你了」「放你门口了」): what repays a debt now.
+_HANDING = "转|寄|汇|发|给|送|放|搁"
 #: A debt's item that says the debt is handed over now, in the clause that states it
 #: (「欠你的八十块刚微信转过去了」 read with the item 刚微信转过去): the repayment of the amount, not
 #: a debt — what was handed over is no item (:func:`_paid_now`).
@@ -174,8 +174,12 @@ _OWED_HANDED = re.compile(
 )
 #: A handing over only meant (「刚想转你」「已经准备寄了」): not done.
 _MEANT = re.compile(r"想|要|准备|打算|会|得")
-#: What holds a thing before it (「化妆品里的酒精」「游泳池里的消毒水味」): X里的Y is Y.
-_INSIDE = re.compile(r"^[\u4e00-\u9fff]{1,5}?[里中内]的(?=[\u4e00-\u9fff])")
+#: What holds a thing before it (「化妆品里的酒精」「游泳池里的消毒水味」): X里的Y is Y — and where it
+#: sits (「蛋糕上的奶油」「披萨上面的菠萝」「锅底下的锅巴」「碗边上的葱花」 are 奶油, 菠萝, 锅巴, 葱花);
+#: not a time of day (「晚上的风」「早上的咖啡」 stay whole).
+_INSIDE = re.compile(
+    r"^[\u4e00-\u9fff]{1,5}?(?:[里中内]|(?<![早晚马])上面?|底下|下面|旁边|边上)的(?=[\u4e00-\u9fff])"
+)
 #: An animal's pet word, doubled (「狗狗」「猫猫」): the animal, 狗 and 猫 (a name is no thing).
 _PET = re.compile(r"([狗猫兔鸟鸭鸡猪鱼])\1")
 #: A clause that lists two things or more refused together (「葱蒜韭菜都不行」「羊肉海鲜都不能吃」「米饭面条都停了」):
@@ -186,6 +190,50 @@ _RULE_KIND = "忌口"
 #: A possessive before a name (Shanghainese 阿拉 is 我的: 「叫我阿拉囡囡」 is 囡囡; 「我的宝贝」):
 #: whose the name is, not the name.
 _OWNED_NAME = re.compile(r"^(?:阿拉|我的|俺的|我们的?)(?=[\u4e00-\u9fff]{2})")
+#: A person said as the thing liked or disliked: a name-calling (「别跟我说话 讨厌鬼」「小气鬼」「你这个
+#: 讨厌的家伙」「烦人精」「胆小鬼」「大坏蛋」) or a kind of person (「我讨厌酒鬼」) — no taste: doubtful.
+_PERSON = re.compile(r"(?:鬼|家伙|[混坏笨蠢傻]蛋|傻瓜|[人马屁]精)$")
+#: A thing liked or disliked that holds another stance or a person (「娃他爸不吃辣我爱吃」 read as
+#: 娃他爸不吃辣), or a flavour before the thing (「甜口的豆腐脑」「原味的酸奶」: the sets write 甜豆腐脑):
+#: more than one thing said — doubtful.
+_STANCE_INSIDE = re.compile(r"不[吃喝爱碰]|不喜欢|讨厌|(?<![吉其])他|她|[口味]的(?=\S)")
+#: Smelling a thing said before its smell (「我巨爱闻汽油味」「喜欢闻新书的味道」 are 汽油, 新书): the
+#: thing; a thing of one character keeps its 味 (「爱闻烟味」 is 烟味, as the sets label 烟味, 汗味).
+_SNIFFED = re.compile(r"^闻(?:(?P<thing>[\u4e00-\u9fff]{2,5}?)的?(?:味道|味儿|气味|味)$)?")
+#: A liking said as past (「本来挺爱喝可乐的」「原来超喜欢打游戏」「以前爱吃辣」; not 本来就, always) …
+_PAST = re.compile(r"^我?(?:本来|原来|原先|曾经|以前|之前|从前|当年|早年)(?!就)")
+#: … and a later clause that says it was given up (「后来戒了」「现在不喝了」「早就腻了」「如今没兴趣了」
+#: 「已经不爱了」): the liking is no more — nothing kept (:func:`_given_up`).
+_GIVEN_UP = re.compile(
+    r"^(?:但是?|可是?|不过)?(?:后来|现在|如今|早就?|已经|这几年|慢慢)[^，。\s]{0,4}?"
+    r"(?:戒掉?|不再[^，。\s]{0,3}|不[吃喝碰沾玩看听爱]|腻|没(?:兴趣|感觉)|不(?:喜欢|感兴趣))了?$"
+)
+#: A message's first clause that is only a thing or a goal, said before the clause that takes a
+#: stance to it or names it (「熬夜 我是不喜欢的」「香菜这玩意儿 我是真的一口都受不了」「深蹲一百公斤
+#: 是我今年的小目标」): the topic, read with the next clause when that one alone gives nothing
+#: (:func:`_pointed_back`; not a later clause: 「骑自行车上班 顺便锻炼 我挺爱的」).
+_TOPIC = re.compile(r"[^\W_]{2,12}")
+#: What a topic is not: a degree, a negation, an aspect, a person, an adverb or a modal
+#: (「顺便锻炼」「平板支撑能撑五分钟」), a taste said doubled (「软趴趴」), a thanks or a greeting
+#: (「谢谢 我很喜欢」).
+_NOT_TOPIC = re.compile(
+    r"[太很好真挺超蛮最越不没别得着了吗呢过你我他她它俺咱也就都又再才还能要想会]|([\u4e00-\u9fff])\1|"
+    r"顺便|顺手|一起|一边|谢|晚安|早安|收到|明白|知道|确实|是的|当然|天哪|卧槽|哎"
+)
+#: A time, no thing a stance is taken to (「明天 我不行」; a goal keeps its time: 「每天早上练八段锦」).
+_TIME_TOPIC = re.compile(
+    r"[今明昨后前]天|周[末一二三四五六日]|星期|礼拜|早上|晚上|中午|上午|下午|现在|最近|刚才|以前|以后|"
+    r"待会|马上|[这下上]周|[这下上]个?月|[今明去]年"
+)
+#: The risks of the relations a topic is read for: not health or money (「家里信佛 从小就忌口」 is
+#: no dietary item 家里信佛) — those are left to the model.
+_TOPIC_RISKS = ("R0", "R1")
+#: The longest thing a topic of a stance is (「香菜这玩意儿」): longer, it says more than the thing
+#: (「羊肉膻味太冲」).
+_TOPIC_THING = 6
+#: A pointing word opening the clause after a topic (「一口气游一千米 这是我下个阶段的目标」):
+#: read without it.
+_POINTING = re.compile(r"^(?:这|那)(?:个|就)?(?=(?:就|也|才)?是)")
 #: One animal and 肉, read as two things in a run (「我不吃狗肉」 read as 狗 and 肉): one meat, the
 #: value the group took whole (:func:`_each`).
 _ONE_MEAT = re.compile(r"[\u4e00-\u9fff]肉")
@@ -201,10 +249,10 @@ _PLACE = re.compile(r"^在[\u4e00-\u9fff]{1,2}?[上里边下](?=[\u4e00-\u9fff]{
 _VENUE = re.compile(
     r"^[\u4e00-\u9fff]{1,3}?[上里边旁](?=(?:钓鱼|跑步|游泳|爬山|散步|骑车|野餐|露营|遛狗|遛弯|晒太阳)$)"
 )
-#: A clause that says the value is several things (「海带紫菜都别吃」「炸鸡奶茶都不吃」): a
-#: value of four characters or more before 都 or 全, not split into items, is doubtful
-#: (:func:`_several`).
-_SEVERAL = re.compile(r"我?也?[都全]")
+#: A clause that says the value is several things (「海带紫菜都别吃」「炸鸡奶茶都不吃」「可乐薯片一律
+#: 不碰」「烟酒一概不沾」「辣条泡面统统戒了」): a value of four characters or more before 都, 全 or
+#: a word of "all" (一律、一概、统统、通通), not split into items, is doubtful (:func:`_several`).
+_SEVERAL = re.compile(r"我?也?(?:[都全]|一律|一概|统统|通通)")
 #: A later clause that says how bad it went — a degree, fainting, how soon it passed, a stay
 #: in hospital, a degree taken back (「也就鼻子痒几下 问题不大」「上次打完针直接晕过去了」「忍忍就
 #: 过去了」「一会儿就消了」「住院三天」「住过院的那种」「但不至于去医院」「有点难受但能忍」; not a plain symptom,
@@ -284,6 +332,9 @@ _DONE = re.compile(rf"刚|已经|现在|这就|过去|出去?|[{_CLOSING}]|才(?
 _HANDED = re.compile(
     r"(?:转|送|寄|汇|发|打|递|塞|给)(?:了|过去了?|出去?了?)?(?:给|到)?(?:你|您)|"
     r"(?:转|寄|汇|送|发|打)(?:过去|出去?)|给你了|"
+    # a thing put at the buddy's place or in their hands now (「刚放你门口了」「搁你桌上了」「挂你门把手
+    # 上了」「交你手里了」; not 「放你鸽子」)
+    r"(?:放|搁|挂|交)(?:在|到)?(?:你|您)(?!鸽)|"
     # a treat given, a thing sent or brought back, now (「欠你的两杯咖啡 今天请了」「欠你的表情包
     # 刚发完了」「给你带回去了」): what was owed is handed over
     r"^(?:今天|今晚|刚刚?|已经|昨天)?(?:都|也)?请(?:过|客)?了?$|发完|(?:带|拿|捎)(?:回去|过去|给你)"
@@ -378,8 +429,9 @@ def _typed(spec: RelationSpec, name: str, text: str, negative: bool) -> Any:
     (「冬天窝被窝」 is 窝被窝: :data:`_SEASON`), nor a sip or a bite
     before the thing (「两口茶」 is 茶: :data:`_SIP`), nor where it is done (「在边上睡觉」 is
     睡觉: :data:`_PLACE`), nor riding before the thing ridden (「骑自行车」 is 自行车: :data:`_RIDDEN`), nor, for a
-    thing liked or disliked, the verb before it (「啃兔头」 is 兔头: :data:`_DONE_TO`), nor, for
-    a thing, what holds it, and a pet word doubled is the animal (:func:`_thing`), nor, for a
+    thing liked or disliked, the verb before it (「啃兔头」 is 兔头: :data:`_DONE_TO`) or smelling
+    it (「闻汽油味」 is 汽油: :func:`_sniffed`), nor, for a thing, what holds it or where it sits
+    (「蛋糕上的奶油」 is 奶油), and a pet word doubled is the animal (:func:`_thing`), nor, for a
     name, a possessive before it (:data:`_OWNED_NAME`)."""
     slot = spec.slot(name)
     if slot.type == "date":
@@ -397,7 +449,18 @@ def _typed(spec: RelationSpec, name: str, text: str, negative: bool) -> Any:
         value = _thing(value)
     elif name == "value" and spec.effect == "set":
         value = _OWNED_NAME.sub("", value)  # 「侬叫我阿拉囡囡」 is 囡囡
-    return _DONE_TO.sub("", value) if _liked(spec, name) else value
+    if not _liked(spec, name):
+        return value
+    return _DONE_TO.sub("", _sniffed(value))
+
+
+def _sniffed(value: str) -> str:
+    """A liked or disliked ``value`` without smelling said before it, and the thing of a
+    smell smelt (:data:`_SNIFFED`: 「闻汽油味」 is 汽油, 「闻烟味」 烟味)."""
+    sniffed = _SNIFFED.match(value)
+    if sniffed is None or len(value) < 3:
+        return value
+    return sniffed["thing"] or value[1:]
 
 
 def _thing(value: str) -> str:
@@ -455,7 +518,10 @@ def from_patterns(memory: AutoMemory, text: str, budget: Budget | None = None) -
     last: dict[str, list[Fact]] = {}  # each relation's facts from the last clause that gave some
     unread: set[str] = set()  # relations with a clause saying how it went that none read
     handed: set[str] = set()  # delta relations with a clause handing something over now
-    for clause in clauses(message):
+    bygone: list[Fact] = []  # likings said as past (「本来挺爱喝可乐的」)
+    topic: Clause | None = None  # the message's first clause, when it gave no fact
+    for index, clause in enumerate(clauses(message)):
+        gave = False
         for spec in memory.relations:
             earlier = next((f for f in reversed(facts) if f.relation == spec.name), None)
             if clause.guards:
@@ -464,6 +530,9 @@ def from_patterns(memory: AutoMemory, text: str, budget: Budget | None = None) -
                 continue
             doubted: list[dict[str, Any]] = []
             found = _clause_facts(spec, clause.text, message, earlier, budget, dropped, doubted)
+            if found is None and not doubted and topic is not None:
+                found = _pointed_back(spec, topic, clause.text, message, budget)
+            gave = gave or found is not None
             if doubted and spec.effect == "set":
                 # 「俺叫二柱 你就叫俺柱子中不」: a later value left to the model replaces the earlier
                 # one of its key, so neither is kept — the model gets the message
@@ -475,6 +544,9 @@ def from_patterns(memory: AutoMemory, text: str, budget: Budget | None = None) -
                 if settled is not None:  # a repayment now, in words no pattern read
                     facts = settled
                     continue
+            if found is None and _GIVEN_UP.match(clause.text):
+                # 「本来挺爱喝可乐的 后来戒了」: a liking given up since
+                facts = _given_up(facts, bygone, last.get(spec.name, []), clause.text)
             if found is None:
                 if earlier is not None and _AFTERMATH.search(clause.text) and _amended(spec):
                     unread.add(spec.name)  # 「狗毛过敏 也就鼻子痒几下」: how bad, not read
@@ -489,33 +561,98 @@ def from_patterns(memory: AutoMemory, text: str, budget: Budget | None = None) -
                 continue
             taken, amended = found
             if earlier is not None and amended:
-                if taken[0] not in facts:
-                    facts[facts.index(earlier)] = taken[0]
-                if spec.effect != "delta":  # 「我对虾蟹都过敏，严重的那种」: both are severe
-                    said = {k: v for k, v in taken[0].slots.items() if k not in earlier.slots}
-                    facts = [
-                        Fact(f.relation, {**f.slots, **said}, f.modality, f.source)
-                        if f in last.get(spec.name, []) and not set(said) & set(f.slots)
-                        else f
-                        for f in facts
-                    ]
+                facts = _amend(spec, facts, earlier, taken[0], last.get(spec.name, []))
                 continue
             last[spec.name] = taken
-            for fact in taken:
-                if fact in facts or _left(spec, fact, facts):
-                    continue
-                key = (spec.name, tuple(fact.slots.get(k) for k in spec.key))
-                if spec.effect == "delta" and (key in unclear or _another(spec, fact, facts)):
-                    # 「你欠我五十……你还欠我二十」: which amount is owed is not said
-                    unclear.add(key)
-                    facts = [f for f in facts if not _same_key(spec, f, fact)]
-                    continue
-                if spec.effect == "set":
-                    facts = [f for f in facts if not _same_key(spec, f, fact)]
-                facts.append(fact)
+            if _PAST.match(clause.text):
+                bygone.extend(f for f in taken if f.slots.get("stance") == "喜欢")
+            facts = _added(spec, facts, taken, unclear)
+        topic = None if index or gave or clause.guards else clause
     for spec in memory.relations:
         facts = [_unit_given(spec, fact, message) for fact in _kept(spec, facts, unread, handed)]
     return Extracted(tuple(facts[:FACTS_MAX]), None, tuple(dropped))
+
+
+def _amend(
+    spec: RelationSpec, facts: list[Fact], earlier: Fact, amended: Fact, last: list[Fact]
+) -> list[Fact]:
+    """``facts`` with ``earlier`` replaced by ``amended`` (it with the slots an ``amends``
+    pattern filled) — and, but for a ``delta`` relation, those slots given to every fact of
+    the clause that took ``earlier`` (``last``) that has none of them: 「我对虾蟹都过敏，严重的
+    那种」 — both are severe."""
+    if amended not in facts:
+        facts[facts.index(earlier)] = amended
+    if spec.effect == "delta":
+        return facts
+    said = {k: v for k, v in amended.slots.items() if k not in earlier.slots}
+    return [
+        Fact(f.relation, {**f.slots, **said}, f.modality, f.source)
+        if f in last and not set(said) & set(f.slots)
+        else f
+        for f in facts
+    ]
+
+
+def _added(
+    spec: RelationSpec,
+    facts: list[Fact],
+    taken: list[Fact],
+    unclear: set[tuple[str, tuple[Any, ...]]],
+) -> list[Fact]:
+    """``facts`` with the new facts one clause ``taken`` (not the same fact twice, nor what is
+    left of a debt repaid earlier): of a ``set`` relation the later of a key stands; of a
+    ``delta`` relation two amounts of the same sign for one key (``unclear``: 「你欠我五十……你还
+    欠我二十」) take both away — which is owed is not said."""
+    for fact in taken:
+        if fact in facts or _left(spec, fact, facts):
+            continue
+        key = (spec.name, tuple(fact.slots.get(k) for k in spec.key))
+        if spec.effect == "delta" and (key in unclear or _another(spec, fact, facts)):
+            unclear.add(key)
+            facts = [f for f in facts if not _same_key(spec, f, fact)]
+            continue
+        if spec.effect == "set":
+            facts = [f for f in facts if not _same_key(spec, f, fact)]
+        facts.append(fact)
+    return facts
+
+
+def _pointed_back(
+    spec: RelationSpec, topic: Clause, text: str, message: str, budget: Budget
+) -> tuple[list[Fact], bool] | None:
+    """The facts of ``spec`` that a clause (``text``) which alone gives none takes from the
+    clause before it, a bare thing or goal (``topic``, :data:`_TOPIC`): the two read as one
+    (「熬夜 我是不喜欢的」 is 「熬夜我是不喜欢的」; 「一口气游一千米 这是我下个阶段的目标」 is
+    「一口气游一千米是我下个阶段的目标」, :data:`_POINTING`) — when every text value of them is
+    the topic's, and, for a stance, the topic is no longer than the thing and a filler
+    (:data:`_TOPIC_THING`). ``None`` otherwise, and for a relation of health or money
+    (:data:`_TOPIC_RISKS`)."""
+    said = topic.text
+    if spec.risk not in _TOPIC_RISKS or not _TOPIC.fullmatch(said) or _NOT_TOPIC.search(said):
+        return None
+    stance = any(slot.name == "stance" for slot in spec.slots)
+    if stance and (len(said) > _TOPIC_THING or _TIME_TOPIC.search(said)):
+        return None
+    found = _clause_facts(spec, said + _POINTING.sub("", text), message, None, budget, [], [])
+    if found is None:
+        return None
+    values = [
+        value
+        for fact in found[0]
+        for name, value in fact.slots.items()
+        if spec.slot(name).type == "text"
+    ]
+    if not values or not all(isinstance(v, str) and v in said for v in values):
+        return None
+    return found[0], False
+
+
+def _given_up(facts: list[Fact], bygone: list[Fact], last: list[Fact], text: str) -> list[Fact]:
+    """``facts`` after a clause (``text``) that says a liking was given up (:data:`_GIVEN_UP`):
+    without the likings said as past (``bygone``: 「本来挺爱喝可乐的 后来戒了」), and, when it
+    opens with 后来, without those of the clause before (``last``: 「我爱喝可乐 后来戒了」)."""
+    gone = bygone + ([f for f in last if f.slots.get("stance") == "喜欢"] if "后来" in text else [])
+    return [f for f in facts if f not in gone]
 
 
 def _unit_given(spec: RelationSpec, fact: Fact, message: str) -> Fact:
@@ -901,6 +1038,9 @@ def _doubtful(spec: RelationSpec, match: Any, text: str, split: bool) -> bool:
                 or _time_tail(text, start)
                 or (name == "item" and _NO_ITEM.search(each))
                 or (name in spec.key and (_served(each, text) or _singles(each)))
+                # 「别跟我说话 讨厌鬼」: a name-calling, a person — no taste; 「娃他爸不吃辣我爱吃」
+                # two things
+                or (_liked(spec, name) and (_PERSON.search(each) or _STANCE_INSIDE.search(each)))
             ):
                 return True
         if not split and len(value) >= 4 and _several(value, text):
