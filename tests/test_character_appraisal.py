@@ -107,6 +107,11 @@ def test_what_zh_reads(zh: AppraisalPatterns, text: str, kinds: dict[str, Any]) 
         "谢谢，欢迎下次光临",
         "谢谢老板的红包",  # someone else thanked
         "谢谢你全家 我谢谢你啊",  # the sneer's thanks said again: mocking, no offence
+        # blind21's round: the sneer with an emoji (the sets split), thanks for a help that made
+        # it worse (irony), words said to someone else, said so after them
+        "谢谢你全家 🙄",
+        "多谢你 越帮越忙",
+        "滚开 我是冲我家猫吼的",
         "我才没有生气 别瞎说",  # a denial of one's own, then 别瞎说: a correction
     ],
 )

@@ -180,6 +180,11 @@ def _marks(message: str) -> list[set[str]]:
         ("我对炸鸡没有抵抗力", [set()]),
         ("最爱的运动 没有之一", [set(), set()]),
         ("我没有生气", [{"denial"}]),
+        # blind21's round: 几 in a clause closed by 而已 is a few, no question; words said to
+        # someone else, said so after them; thanks for a help that made it worse is irony
+        ("也就咳几声而已", [set()]),
+        ("闭嘴 我是对我家狗说的", [{"third_party"}, set()]),
+        ("谢了 帮了倒忙", [{"joke"}, {"joke"}]),
     ],
 )
 def test_each_guard_mark_and_its_scope(message: str, marks: list[set[str]]) -> None:

@@ -1241,3 +1241,42 @@ def _user(relation: str, **slots: Any) -> tuple[str, dict[str, Any]]:
 )
 def test_the_classes_blind20_showed(memory: AutoMemory, text: str, taken: list[Any]) -> None:
     assert _taken(memory, text) == taken
+
+
+@pytest.mark.parametrize(
+    ("text", "taken"),
+    [
+        # an idiom of insistence (打死、死活、说什么) is no thing: the topic before it is
+        ("芦笋这种东西 打死我也不碰", [_user("preference", object="芦笋", stance="不喜欢")]),
+        ("死活不吃香菜", [_user("preference", object="香菜", stance="不喜欢")]),
+        ("打死我也不去", []),
+        # where it is done and what it is for are not the thing; nor an adverb after it
+        ("最爱去河边钓鱼", [_user("preference", object="钓鱼", stance="喜欢")]),
+        ("周末爱去球场打篮球", [_user("preference", object="篮球", stance="喜欢")]),
+        ("我爱骑电瓶车上班", [_user("preference", object="电瓶车", stance="喜欢")]),
+        ("我对足球根本没兴趣", [_user("preference", object="足球", stance="不喜欢")]),
+        # the verb before a specific thing: 刷、泡, and Cantonese 食 for 吃
+        ("就爱刷小红书", [_user("preference", object="小红书", stance="喜欢")]),
+        ("我最爱泡澡堂子", [_user("preference", object="澡堂子", stance="喜欢")]),
+        ("我好钟意食菠萝包", [_user("preference", object="菠萝包", stance="喜欢")]),
+        ("我超爱吃泡椒凤爪", [_user("preference", object="泡椒凤爪", stance="喜欢")]),
+        # a comparison said after a name is not the name
+        ("叫我阿辉比较顺口", [_user("nickname", value="阿辉")]),
+        # a light sneeze, and a degree said as 一般般, are mild
+        (
+            "花粉过敏 就是打打喷嚏而已",
+            [_user("allergy", item="花粉", kind="过敏", severity="轻微")],
+        ),
+        (
+            "尘螨过敏 一般般 吃个西替利嗪就好",
+            [_user("allergy", item="尘螨", kind="过敏", severity="轻微")],
+        ),
+        # a debt paid off tonight is repaid
+        (
+            "欠你的三杯咖啡 今晚一次还清",
+            [("debt", {**DEBT_USER, "item": "咖啡", "quantity": -3, "unit": "杯"})],
+        ),
+    ],
+)
+def test_the_classes_blind21_showed(memory: AutoMemory, text: str, taken: list[Any]) -> None:
+    assert _taken(memory, text) == taken

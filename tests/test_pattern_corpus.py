@@ -125,6 +125,12 @@ HELD_OUT_19 = CORPUS / "blind19.yaml"
 #: a denial before 别瞎说 and a mocking 「谢谢你全家 真的会谢」 read as offences), then tuned
 #: against (a development held-out too).
 HELD_OUT_20 = CORPUS / "blind20.yaml"
+#: Written blind after blind20.yaml's round; its first reading (relations 0.965/0.71, appraisal
+#: 0.95/0.85) showed 12 wrong facts (苦瓜这玩意儿 打死我也不吃 read as a dislike of 打死, where and
+#: what for read with the thing, an adverb after it, 刷、泡、食 before it, 轩轩更 as a name, two mild
+#: allergies said in new words, 海带紫菜 as one item, 今晚一次还清 read as owed) and 3 wrong
+#: appraisals (谢谢你全家 😒, words said to a parrot, thanks for 帮了倒忙), then tuned against.
+HELD_OUT_21 = CORPUS / "blind21.yaml"
 #: The blind sets tuned against, in the order they were written.
 TUNED = (
     HELD_OUT,
@@ -147,10 +153,11 @@ TUNED = (
     HELD_OUT_18,
     HELD_OUT_19,
     HELD_OUT_20,
+    HELD_OUT_21,
 )
 #: The held-out set: written blind after the patterns' last change, and not tuned against —
 #: docs/companion.md shows its first reading. None while the next one is being written.
-BLIND: Path | None = CORPUS / "blind21.yaml"
+BLIND: Path | None = None
 ALL = (DEV, *TUNED, *((BLIND,) if BLIND is not None else ()))
 COMPANION_MD = (REPO / "docs" / "companion.md").read_text(encoding="utf-8")
 #: What a hard negative may be labelled as.
@@ -275,8 +282,7 @@ FLOORS = {
     HELD_OUT_18.name: {"relations": (0.97, 0.65), "appraisal": (0.99, 0.77)},
     HELD_OUT_19.name: {"relations": (0.99, 0.57), "appraisal": (0.99, 0.78)},
     HELD_OUT_20.name: {"relations": (0.99, 0.61), "appraisal": (0.99, 0.72)},
-    # the held-out set: its first reading (0.965/0.71, appraisal 0.95/0.85), less a margin
-    "blind21.yaml": {"relations": (0.95, 0.70), "appraisal": (0.94, 0.84)},
+    HELD_OUT_21.name: {"relations": (0.99, 0.72), "appraisal": (0.99, 0.84)},
 }
 #: The R2/R3 facts a held-out set's first reading kept from its hard negatives, by file:
 #: listed so that a new one fails here and a fixed one is struck off (blind5.yaml's two

@@ -119,7 +119,7 @@ _PARTICLES = re.compile(
 #: What closes a value without being part of it: 「完赛就行」 is the goal 完赛.
 _ENOUGH = re.compile(r"(?:就行|就好|就可以|就成|就够|而已)$")
 _QUESTION = re.compile(
-    r"(?<![没不])什么(?!的)|(?<![没不])啥|(?<!不)怎么|(?<!不)咋|干嘛|干吗|哪|谁|几(?!下就|下$)|多少(?![次遍回])|如何|是不是|是否|有没有|对不对|对吧|是吧|"
+    r"(?<![没不])什么(?!的)|(?<![没不])啥|(?<!不)怎么|(?<!不)咋|干嘛|干吗|哪|谁|几(?!下就|下$)(?![^，。]*(?:而已|罢了)$)|多少(?![次遍回])|如何|是不是|是否|有没有|对不对|对吧|是吧|"
     r"好不好|行不行|能不能|可不可以|会不会|要不要|要不|难道|来着|好唔好|得唔得|係唔係|使唔使|[吗么][啊呀哈啦呢]*$|(?<!咩)咩[啊呀啦]*$"
 )
 _HYPOTHETICAL = re.compile(
@@ -165,9 +165,11 @@ _BRACKETED_JOKE = re.compile(r"^\s*(?:假的|反话|开玩笑的?|骗你的)\s*$
 #: Irony (the whole message): a 呵呵 of two (「堵车真是我的最爱 呵呵」「呵呵 谢谢你全家啊」; not
 #: 呵呵呵, a laugh), or an emoji: 🙃, or 🙂 closing a cheer or a stance
 #: said again with 太、真 (「堵车我最喜欢了 真开心哦🙂」「我喜欢加班 真的 太喜欢了 🙂」); not a
-#: plain 🙂 (「叫我小美🙂」).
+#: plain 🙂 (「叫我小美🙂」); or thanks for a help that made it worse (「谢谢 帮了倒忙」).
 _IRONY = re.compile(
-    r"(?<!呵)呵呵(?!呵)|🙃|(?:开心|高兴|幸福|快乐|真棒|真爽|真行|(?:太|真是?|好)(?:喜欢|爱)死?)[哦啊呀呢啦哈了～~！!\s]*🙂"
+    r"(?<!呵)呵呵(?!呵)|🙃|"
+    # thanks for a help that made it worse (「谢谢你哦 帮了倒忙」「越帮越忙 多谢了」)
+    r"(?:谢|感谢)[^\n]*?(?:帮了?倒忙|越帮越忙)|(?:帮了?倒忙|越帮越忙)[^\n]*?(?:谢|感谢)|(?:开心|高兴|幸福|快乐|真棒|真爽|真行|(?:太|真是?|好)(?:喜欢|爱)死?)[哦啊呀呢啦哈了～~！!\s]*🙂"
 )
 #: Irony in a clause: a liking said of what nobody likes — a jam, overtime, a queue, a meeting,
 #: a commute, a Monday (「我爱死堵车了」「其实我就是爱加班」「排队是我的最爱」「加班是我唯一的爱好」): marks the clause a
@@ -200,6 +202,10 @@ _CONSENT = re.compile(
     r"|(?<=[姨姐哥叔婶伯嫂爷奶妹弟娃])中|(?<=[叫喊][我俺][老小阿][\u4e00-\u9fff])中)"
     r"[嘛啊呀吧呢哈]*$"
 )
+#: A later clause that says the words before it were said to someone else (「闭嘴——我冲我家
+#: 鹦鹉喊的」「滚 我是对我弟说的」「跟我家狗吼的」): they are someone else's business, not the buddy's
+#: — every clause before it is marked third_party.
+_SAID_ELSEWHERE = re.compile(r"(?:冲|对|朝|跟)着?(?![你您])[^，。\s]{1,6}?(?:喊|吼|骂|说|嚷|讲)的")
 _LAUGHTER = re.compile(r"哈{2,}|呵{2,}|嘿嘿|嘻嘻|[hH]{3,}|233+|lol|LOL|[😂🤣😆😝😜🤪]")
 
 
@@ -309,6 +315,9 @@ def clauses(text: str) -> tuple[Clause, ...]:
                 found[-1][1].add("denial")
             if not body and found and _LAUGHTER.search(raw):
                 found[-1][1].add("laughter")  # 「你欠我一个男朋友 哈哈哈」: laughter of its own
+            if _SAID_ELSEWHERE.search(body):
+                for _, earlier in found:  # 「闭嘴——我冲我家鹦鹉喊的」: said to someone else
+                    earlier.add("third_party")
             if _ADOPTED.match(body) and found and _NAMED.search(found[-1][0]):
                 found[-1][1].discard("third_party")  # 「朋友都叫我远远，你也这么叫吧」
             if body and len(found) < CLAUSES_MAX:

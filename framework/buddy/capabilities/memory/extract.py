@@ -108,10 +108,23 @@ _RIDDEN = re.compile(r"^骑(?=[\u4e00-\u9fff]{1,3}车$|摩托车?$)")
 #: with one character after it is a generic activity and stays whole (写字, 看书, 跳舞, 种菜), and
 #: so does one not in the class (扭秧歌, 打太极, 骑行); 打 and 下 only before a ball, a board game
 #: or a drum (打羽毛球, 下象棋, 打鼓; not 打游戏), 养 before anything but 生, 成, 老, 育 (养花 is 花).
+#: 刷 and 泡 too (「刷短视频」「泡温泉」 are 短视频, 温泉; not a pickle or a foam: 泡椒凤爪, 泡泡糖),
+#: and Cantonese 食 for 吃 (「我最爱食肠粉」 is 肠粉; not a noun of 食: 食堂, 食物).
 _DONE_TO = re.compile(
-    r"^(?:[啃写踢看听跳做弹玩逛拼追种拉](?=[\u4e00-\u9fff]{2,}$)|"
+    r"^(?:[啃写踢看听跳做弹玩逛拼追种拉刷](?=[\u4e00-\u9fff]{2,}$)|"
+    r"泡(?![椒菜面芙泡沫馍])(?=[\u4e00-\u9fff]{2,}$)|食(?![堂物品材谱欲量疗补])(?=[\u4e00-\u9fff]{2,}$)|"
     r"[下打踢](?=[\u4e00-\u9fff]+[棋球]$|鼓$)|养(?![生成老育])(?=[\u4e00-\u9fff]))"
 )
+#: What a liking is done for, said after the thing (「喜欢骑自行车上班」「爱走路上学」 are 自行车, 走路):
+#: the purpose, not the thing.
+_PURPOSE = re.compile(r"(?<=[\u4e00-\u9fff]{2})(?:去|来)?(?:上班|上学|通勤|回家|下班|放学)$")
+#: An adverb said after the thing (「我对恐怖片完全没兴趣」 read as 恐怖片完全): how, not what.
+_ADVERB_AFTER = re.compile(
+    r"(?<=[\u4e00-\u9fff]{2})(?:完全|根本|压根儿?|实在|丝毫|从来|向来|一向|一直|一点儿?|真的|确实|的确|简直)$"
+)
+#: A comparison said after a name (「叫我轩轩更亲切些」「叫我阿辉比较顺口」 read as 轩轩更): why the
+#: name is asked for, not the name.
+_NAME_AFTER = re.compile(r"(?<=[\u4e00-\u9fff]{2})(?:更|比较|最)$")
 #: A reason for a rule about food — a faith and its shrine at home, a diet, a doctor's order, an
 #: illness (「我不吃牛肉 家里拜观音的」「不喝酒 痛风」「不吃米饭 在减肥」): 不吃X said with one
 #: is a dietary rule (忌口, the allergy relation's), never a dislike — no dislike is taken
@@ -231,6 +244,12 @@ _TOPIC_RISKS = ("R0", "R1")
 #: The longest thing a topic of a stance is (「香菜这玩意儿」): longer, it says more than the thing
 #: (「羊肉膻味太冲」).
 _TOPIC_THING = 6
+#: An idiom of insistence opening a clause (「打死我也不吃」「死活不吃」「说什么也不去」「怎么也吃不惯」): how
+#: firmly, no thing — the clause is read without it, so a topic before it is what is refused
+#: (「苦瓜这玩意儿 打死我也不吃」 is 苦瓜, not 打死).
+_INSISTING = re.compile(
+    r"^(?:打死|死活|说什么|说啥|无论如何|不管怎样|宁死|怎么(?:样|着)?)(?=[我俺也都就]|不)"
+)
 #: A pointing word opening the clause after a topic (「一口气游一千米 这是我下个阶段的目标」):
 #: read without it.
 _POINTING = re.compile(r"^(?:这|那)(?:个|就)?(?=(?:就|也|才)?是)")
@@ -249,6 +268,9 @@ _PLACE = re.compile(r"^在[\u4e00-\u9fff]{1,2}?[上里边下](?=[\u4e00-\u9fff]{
 _VENUE = re.compile(
     r"^[\u4e00-\u9fff]{1,3}?[上里边旁](?=(?:钓鱼|跑步|游泳|爬山|散步|骑车|野餐|露营|遛狗|遛弯|晒太阳)$)"
 )
+#: A place named with 园、馆、场, said before what is done to a thing liked (「去公园下象棋」「体育馆
+#: 打羽毛球」 are 下象棋, 打羽毛球, then 象棋, 羽毛球: :data:`_DONE_TO`): where, not what.
+_GROUNDS = re.compile(rf"^[\u4e00-\u9fff]{{1,3}}?[园馆场](?={_DONE_TO.pattern[1:]})")
 #: A clause that says the value is several things (「海带紫菜都别吃」「炸鸡奶茶都不吃」「可乐薯片一律
 #: 不碰」「烟酒一概不沾」「辣条泡面统统戒了」): a value of four characters or more before 都, 全 or
 #: a word of "all" (一律、一概、统统、通通), not split into items, is doubtful (:func:`_several`).
@@ -281,12 +303,12 @@ _AFTERMATH = re.compile(
 _TIME_WORD = re.compile(r"期间|时间|时候|时期|阶段|期内|日子|[之以][前后]")
 #: An item that is no thing — a time, a verb and 前/后/期间 (「医生说停药前都不能吃」「手术后」): doubtful.
 _NO_ITEM = re.compile(r"^[^\W\d_]{1,4}?(?:[之以]?[前后]|期间)$")
-#: A later clause that says a repayment happens now (「今天一次性还清了」「这回先还三百」「凑个整还你
+#: A later clause that says a repayment happens now (「今天一次性还清了」「今晚一次还清」「这回先还三百」「凑个整还你
 #: 一百」「现在转你」): a balance the message stated before it is no longer what is owed — the
 #: repayment is kept when a pattern reads it, else nothing. Not one put off (「下个月再还」
 #: 「分三个月还好不好」「明天还你」), nor one denied (「还没还清」).
 _REPAYING_NOW = re.compile(
-    r"(?<![没不别要想能会])(?:今天|现在|这就|刚刚?|已经|这回|这次|先|马上|一次性)"
+    r"(?<![没不别要想能会])(?:今天|今晚|今儿个?|现在|这就|刚刚?|已经|这回|这次|先|马上|一次性?)"
     r"[^\s，。！!]{0,4}?(?:还|转)|"
     r"^[^\s，。！!还]{0,4}?(?:给你[还转]|[还转]给?你)[零一二两三四五六七八九十百千万0-9]"
 )
@@ -295,9 +317,11 @@ _PUT_OFF = re.compile(
     r"分[^\s，。！!]{1,3}还|之后|前还|[吗呢嘛]|好不好|行不行|没|不"
 )
 #: A count of a thing (「今天还一顿」): a repayment in another thing than the balance stated
-#: (「我欠你两杯咖啡 今天还一顿」) repays nothing said — the balance stands.
+#: (「我欠你两杯咖啡 今天还一顿」) repays nothing said — the balance stands. Not 一次 before paying
+#: off (「今晚一次还清」: at once, no count).
 _COUNTED = re.compile(
-    r"[零一二两三四五六七八九十百千万俩仨0-9][顿碗杯个個份本瓶包盒张串斤次条根袋箱只件支首打罐](?!性)"
+    r"[零一二两三四五六七八九十百千万俩仨0-9][顿碗杯个個份本瓶包盒张串斤次条根袋箱只件支首打罐]"
+    r"(?!性|还清|还完|结清|付清)"
 )
 #: A later clause that says the whole balance is paid now (「今天一次性还清了」): the balance
 #: stated, repaid.
@@ -429,10 +453,13 @@ def _typed(spec: RelationSpec, name: str, text: str, negative: bool) -> Any:
     (「冬天窝被窝」 is 窝被窝: :data:`_SEASON`), nor a sip or a bite
     before the thing (「两口茶」 is 茶: :data:`_SIP`), nor where it is done (「在边上睡觉」 is
     睡觉: :data:`_PLACE`), nor riding before the thing ridden (「骑自行车」 is 自行车: :data:`_RIDDEN`), nor, for a
-    thing liked or disliked, the verb before it (「啃兔头」 is 兔头: :data:`_DONE_TO`) or smelling
+    thing liked or disliked, where (「公园下象棋」: :data:`_GROUNDS`), what for (「骑自行车上班」:
+    :data:`_PURPOSE`) and an adverb after it (「恐怖片完全」: :data:`_ADVERB_AFTER`), the verb
+    before it (「啃兔头」 is 兔头: :data:`_DONE_TO`) or smelling
     it (「闻汽油味」 is 汽油: :func:`_sniffed`), nor, for a thing, what holds it or where it sits
     (「蛋糕上的奶油」 is 奶油), and a pet word doubled is the animal (:func:`_thing`), nor, for a
-    name, a possessive before it (:data:`_OWNED_NAME`)."""
+    name, a possessive before it (:data:`_OWNED_NAME`) or a comparison after it (「轩轩更」:
+    :data:`_NAME_AFTER`)."""
     slot = spec.slot(name)
     if slot.type == "date":
         return spoken_date(text) or text  # refused by the slot check when not a day
@@ -448,9 +475,10 @@ def _typed(spec: RelationSpec, name: str, text: str, negative: bool) -> Any:
     if name in ("object", "item"):
         value = _thing(value)
     elif name == "value" and spec.effect == "set":
-        value = _OWNED_NAME.sub("", value)  # 「侬叫我阿拉囡囡」 is 囡囡
+        value = _NAME_AFTER.sub("", _OWNED_NAME.sub("", value))  # 「侬叫我阿拉囡囡」 is 囡囡
     if not _liked(spec, name):
         return value
+    value = _RIDDEN.sub("", _PURPOSE.sub("", _ADVERB_AFTER.sub("", _GROUNDS.sub("", value))))
     return _DONE_TO.sub("", _sniffed(value))
 
 
@@ -529,9 +557,10 @@ def from_patterns(memory: AutoMemory, text: str, budget: Budget | None = None) -
                     facts = _unsure(spec, facts, clause.text, message, budget)
                 continue
             doubted: list[dict[str, Any]] = []
-            found = _clause_facts(spec, clause.text, message, earlier, budget, dropped, doubted)
+            said = _INSISTING.sub("", clause.text)  # 「打死我也不吃」: how firmly, no thing
+            found = _clause_facts(spec, said, message, earlier, budget, dropped, doubted)
             if found is None and not doubted and topic is not None:
-                found = _pointed_back(spec, topic, clause.text, message, budget)
+                found = _pointed_back(spec, topic, said, message, budget)
             gave = gave or found is not None
             if doubted and spec.effect == "set":
                 # 「俺叫二柱 你就叫俺柱子中不」: a later value left to the model replaces the earlier
