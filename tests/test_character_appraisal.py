@@ -113,6 +113,11 @@ def test_what_zh_reads(zh: AppraisalPatterns, text: str, kinds: dict[str, Any]) 
         "多谢你 越帮越忙",
         "滚开 我是冲我家猫吼的",
         "我才没有生气 别瞎说",  # a denial of one's own, then 别瞎说: a correction
+        # blind22's round: thanks taken back by saying nothing helped (irony), thanks to someone
+        # named by their role, an apology owed as a thing (a figurative debt)
+        "多谢啊 半点用都没有",
+        "谢谢快递员 这么热还送上楼",
+        "你还欠我一个道歉呢 哼",
     ],
 )
 def test_what_zh_does_not_read(zh: AppraisalPatterns, text: str) -> None:

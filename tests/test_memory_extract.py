@@ -1280,3 +1280,51 @@ def test_the_classes_blind20_showed(memory: AutoMemory, text: str, taken: list[A
 )
 def test_the_classes_blind21_showed(memory: AutoMemory, text: str, taken: list[Any]) -> None:
     assert _taken(memory, text) == taken
+
+
+@pytest.mark.parametrize(
+    ("text", "taken"),
+    [
+        # a promise after a condition (了就、到时候、等…) hands nothing over: the debt stands
+        (
+            "欠你二百块 拿了奖金就转你",
+            [("debt", {**DEBT_USER, "item": "钱", "quantity": 200, "unit": "块"})],
+        ),
+        (
+            "欠你两杯奶茶 到时候送你",
+            [("debt", {**DEBT_USER, "item": "奶茶", "quantity": 2, "unit": "杯"})],
+        ),
+        # a bare 给你 as its own clause after a stated balance hands it over now
+        (
+            "欠你的三块五 喏 给你",
+            [("debt", {**DEBT_USER, "item": "钱", "quantity": -3.5, "unit": "块"})],
+        ),
+        # an adverb (最好、尽量、千万、少) is no part of a dietary item
+        (
+            "我血糖高 医生说甜食尽量别碰",
+            [_user("allergy", item="甜食", kind="忌口")],
+        ),
+        ("痛风 大夫说海鲜千万别吃", [_user("allergy", item="海鲜", kind="忌口")]),
+        # a little that brings on a severe symptom is severe
+        (
+            "我对芒果过敏 沾一点都会喘不过气来",
+            [_user("allergy", item="芒果", kind="过敏", severity="严重")],
+        ),
+        # a liked thing with more than the thing: a verb of handling or a craft, a bit of it, a
+        # time of day or a place before it, two activities run together, two things joined that a
+        # later clause says both of, a nickname in slang — left to the model
+        ("我就爱剥毛豆", []),
+        ("平时爱捏泥人", []),
+        ("我喜欢吃点零嘴", []),
+        ("我最爱清晨跑步", []),
+        ("我喜欢在公园遛弯", []),
+        ("我爱爬山钓鱼", []),
+        ("我喜欢狗和鹦鹉 活泼的都喜欢", []),
+        ("我爱喝咖啡 打工人续命水", [_user("preference", object="咖啡", stance="喜欢")]),
+        # what stays: a generic activity, a place the reader takes off, a time that is the thing's
+        ("我爱撸猫", [_user("preference", object="撸猫", stance="喜欢")]),
+        ("我喜欢在床上看书", [_user("preference", object="看书", stance="喜欢")]),
+    ],
+)
+def test_the_classes_blind22_showed(memory: AutoMemory, text: str, taken: list[Any]) -> None:
+    assert _taken(memory, text) == taken

@@ -131,6 +131,13 @@ HELD_OUT_20 = CORPUS / "blind20.yaml"
 #: allergies said in new words, 海带紫菜 as one item, 今晚一次还清 read as owed) and 3 wrong
 #: appraisals (谢谢你全家 😒, words said to a parrot, thanks for 帮了倒忙), then tuned against.
 HELD_OUT_21 = CORPUS / "blind21.yaml"
+#: Written blind after blind21.yaml's round; its first reading (relations 0.955/0.69, appraisal
+#: 0.96/0.85) showed 15 wrong facts (a promise after a condition, 发了工资就给你, read as repaid and
+#: a bare 给你 not, 最好 read into a dietary item, 一点都会喘不过气 without its severity, likings with
+#: more than the thing: a verb of handling, 点, a time of day or 在家 before it, 唱歌跳舞 and 猫和兔子
+#: run together, 肥宅快乐水 for 可乐) and 3 wrong appraisals (thanks taken back by 一句有用的都没有,
+#: thanks to 外卖小哥, an apology owed as a thing), then tuned against.
+HELD_OUT_22 = CORPUS / "blind22.yaml"
 #: The blind sets tuned against, in the order they were written.
 TUNED = (
     HELD_OUT,
@@ -154,10 +161,11 @@ TUNED = (
     HELD_OUT_19,
     HELD_OUT_20,
     HELD_OUT_21,
+    HELD_OUT_22,
 )
 #: The held-out set: written blind after the patterns' last change, and not tuned against —
 #: docs/companion.md shows its first reading. None while the next one is being written.
-BLIND: Path | None = CORPUS / "blind22.yaml"
+BLIND: Path | None = None
 ALL = (DEV, *TUNED, *((BLIND,) if BLIND is not None else ()))
 COMPANION_MD = (REPO / "docs" / "companion.md").read_text(encoding="utf-8")
 #: What a hard negative may be labelled as.
@@ -283,8 +291,7 @@ FLOORS = {
     HELD_OUT_19.name: {"relations": (0.99, 0.57), "appraisal": (0.99, 0.78)},
     HELD_OUT_20.name: {"relations": (0.99, 0.61), "appraisal": (0.99, 0.72)},
     HELD_OUT_21.name: {"relations": (0.99, 0.72), "appraisal": (0.99, 0.84)},
-    # the held-out set: its first reading (0.955/0.69, appraisal 0.96/0.85), less a margin
-    "blind22.yaml": {"relations": (0.94, 0.68), "appraisal": (0.95, 0.84)},
+    HELD_OUT_22.name: {"relations": (0.99, 0.68), "appraisal": (0.99, 0.84)},
 }
 #: The R2/R3 facts a held-out set's first reading kept from its hard negatives, by file:
 #: listed so that a new one fails here and a fixed one is struck off (blind5.yaml's two

@@ -13,7 +13,7 @@ comma or point between two digits stays (``1,000``, ``2.5``), so does a point in
 name (「叫我Dr.Wang」), and another space next to a Latin letter or a digit goes (「我叫 Kevin」 is 「我叫Kevin」). Quotation marks are dropped. A
 clause is cut again where a conjunction joins two of them without a comma — 但、但是、
 不过、而且、然后 (「我爱吃海鲜但海鲜过敏」 is 「我爱吃海鲜」 and 「海鲜过敏」), not 不但、但愿、不过敏、
-打不过、不过三十块 — the conjunction dropped; a ？ or laughter after the sentence marks each
+打不过、喘不过气、不过三十块 — the conjunction dropped; a ？ or laughter after the sentence marks each
 part of it. A reason glued on — 因为、由于、所以 — starts a clause of its own (「不能吃海鲜因为
 痛风」 is 「不能吃海鲜」 and 「因为痛风」; not 是因为、之所以), and a clause that only takes back the
 one before it — 不对、不、说错了、口误、算了、才怪 — marks that one a ``denial``: 「我欠你一万个赞，不对，是欠你
@@ -95,7 +95,7 @@ _CUT = re.compile(
 )
 #: A conjunction inside a clause: where a value ends (「讨厌平板但没办法」 is not an object).
 _JOINED = re.compile(
-    r"(?<=[^\s，])(?:(?<!不)但(?:是)?(?![愿凡])|(?<![比打说跑斗拼争赢熬挨躲逃信不])不过"
+    r"(?<=[^\s，])(?:(?<!不)但(?:是)?(?![愿凡])|(?<![比打说跑斗拼争赢熬挨躲逃信不喘透])不过"
     r"(?![敏0-9零一二两三四五六七八九十百千几是如就了去来])|而且|然后"
     r"|(?<![我是就也都正只还又不之])(?=(?:因为|由于|所以)\S))(?=\S)"
 )
@@ -169,7 +169,8 @@ _BRACKETED_JOKE = re.compile(r"^\s*(?:假的|反话|开玩笑的?|骗你的)\s*$
 _IRONY = re.compile(
     r"(?<!呵)呵呵(?!呵)|🙃|"
     # thanks for a help that made it worse (「谢谢你哦 帮了倒忙」「越帮越忙 多谢了」)
-    r"(?:谢|感谢)[^\n]*?(?:帮了?倒忙|越帮越忙)|(?:帮了?倒忙|越帮越忙)[^\n]*?(?:谢|感谢)|(?:开心|高兴|幸福|快乐|真棒|真爽|真行|(?:太|真是?|好)(?:喜欢|爱)死?)[哦啊呀呢啦哈了～~！!\s]*🙂"
+    r"(?:谢|感谢)[^\n]*?(?:帮了?倒忙|越帮越忙)|(?:帮了?倒忙|越帮越忙)[^\n]*?(?:谢|感谢)|"
+    r"(?:开心|高兴|幸福|快乐|真棒|真爽|真行|(?:太|真是?|好)(?:喜欢|爱)死?)[哦啊呀呢啦哈了～~！!\s]*🙂"
 )
 #: Irony in a clause: a liking said of what nobody likes — a jam, overtime, a queue, a meeting,
 #: a commute, a Monday (「我爱死堵车了」「其实我就是爱加班」「排队是我的最爱」「加班是我唯一的爱好」): marks the clause a

@@ -115,6 +115,26 @@ _DONE_TO = re.compile(
     r"泡(?![椒菜面芙泡沫馍])(?=[\u4e00-\u9fff]{2,}$)|食(?![堂物品材谱欲量疗补])(?=[\u4e00-\u9fff]{2,}$)|"
     r"[下打踢](?=[\u4e00-\u9fff]+[棋球]$|鼓$)|养(?![生成老育])(?=[\u4e00-\u9fff]))"
 )
+#: What makes a thing liked more than the thing, when no rule takes it off (the sets label the
+#: thing alone): a verb of handling or a craft before it (「爱嗑瓜子」「喜欢绣十字绣」「盘核桃」「侍弄
+#: 花花草草」 are 瓜子, 十字绣, 核桃, 花草), a bit of it (「喝点小酒」 read as 点小酒), a time of day
+#: (「傍晚散步」; not 「晚上的风」) or 在 and a place (「在家看书」) before it — doubtful, left to the
+#: model (:func:`_more_than_the_thing`). A verb with one character after it is a generic
+#: activity and stays whole (剥蒜, 集邮).
+_MORE_THAN_THING = re.compile(
+    r"^(?:[嗑绣盘剥捏搓逗喂摆修剪缝雕磨揉撕拆叠捡淘攒]|侍弄|摆弄|鼓捣|捣鼓|伺候|伺弄|打理|拾掇|收集|收藏|"
+    r"[点些]|(?:早上|早晨|清晨|上午|中午|下午|傍晚|黄昏|晚上|夜里|深夜|半夜|凌晨|睡前|饭后)(?!的)|在)"
+    r"(?=[\u4e00-\u9fff]{2})"
+)
+#: A thing called by a nickname in slang (「我爱喝可乐 肥宅快乐水yyds」「冰美式 续命神器」): a person
+#: type (肥宅, 打工人, 社畜) or what it does for one (快乐水, 续命, 神器) said for the thing — no
+#: thing's own name: doubtful, left to the model.
+_NICKNAMED = re.compile(r"肥宅|打工人|社畜|快乐水|续命|神器")
+#: Two activities run together, a verb and its thing each (「唱歌跳舞」「看书写字」「爬山钓鱼」):
+#: two things said as one — doubtful (:func:`_more_than_the_thing`).
+_RUN_TOGETHER = re.compile(
+    r"^[唱跳画写看听弹读打下游跑爬钓逛][\u4e00-\u9fff][唱跳画写看听弹读打下游跑爬钓逛][\u4e00-\u9fff]$"
+)
 #: What a liking is done for, said after the thing (「喜欢骑自行车上班」「爱走路上学」 are 自行车, 走路):
 #: the purpose, not the thing.
 _PURPOSE = re.compile(r"(?<=[\u4e00-\u9fff]{2})(?:去|来)?(?:上班|上学|通勤|回家|下班|放学)$")
@@ -122,6 +142,10 @@ _PURPOSE = re.compile(r"(?<=[\u4e00-\u9fff]{2})(?:去|来)?(?:上班|上学|通�
 _ADVERB_AFTER = re.compile(
     r"(?<=[\u4e00-\u9fff]{2})(?:完全|根本|压根儿?|实在|丝毫|从来|向来|一向|一直|一点儿?|真的|确实|的确|简直)$"
 )
+#: An adverb of advice said after a dietary item (「医生说豆制品最好别吃」「甜食尽量别碰」「海鲜千万别吃」
+#: read as 豆制品最好): how firmly, no part of the item — taken off; said alone (「最好别吃」 read
+#: with the item 最好), the item is doubtful (:func:`_doubtful`).
+_ADVISED = re.compile(r"(?:最好|尽量|千万|少)$")
 #: A comparison said after a name (「叫我轩轩更亲切些」「叫我阿辉比较顺口」 read as 轩轩更): why the
 #: name is asked for, not the name.
 _NAME_AFTER = re.compile(r"(?<=[\u4e00-\u9fff]{2})(?:更|比较|最)$")
@@ -313,9 +337,14 @@ _REPAYING_NOW = re.compile(
     r"^[^\s，。！!还]{0,4}?(?:给你[还转]|[还转]给?你)[零一二两三四五六七八九十百千万0-9]"
 )
 _PUT_OFF = re.compile(
-    r"下[个次回周礼]|明[天儿早晚]|后天|回头|改天|以后|过[两几]天|月底|年底|[等再]|一会|晚点|"
+    r"下[个次回周礼]|明[天儿早晚]|后天|回头|改天|以后|过[两几]天|月底|年底|[等再]|一会|晚点|到时候?|"
+    # a condition before the handing over (「发了工资就给你」「拿了奖金就转你」): a promise
+    r"[^\s，。！!]了[^\s，。！!]{0,6}?就|"
     r"分[^\s，。！!]{1,3}还|之后|前还|[吗呢嘛]|好不好|行不行|没|不"
 )
+#: A bare 给你 said as its own clause (「欠你的三块五 喏 给你」「给您」): the thing handed over as it
+#: is said — done, no mark of a done act needed (:func:`_handing`).
+_GIVEN_HERE = re.compile(r"(?:喏|呐|拿着|拿去|这就)?给(?:你|您)")
 #: A count of a thing (「今天还一顿」): a repayment in another thing than the balance stated
 #: (「我欠你两杯咖啡 今天还一顿」) repays nothing said — the balance stands. Not 一次 before paying
 #: off (「今晚一次还清」: at once, no count).
@@ -472,6 +501,8 @@ def _typed(spec: RelationSpec, name: str, text: str, negative: bool) -> Any:
         return text
     value = _VENUE.sub("", _SIP.sub("", _PLACE.sub("", _OUTING.sub("", clean(text)))))
     value = _RIDDEN.sub("", _STAYING_UP.sub("", _SEASON.sub("", value)))
+    if name == "item" and not _ADVISED.fullmatch(value):
+        value = _ADVISED.sub("", value)  # 「豆制品最好别吃」 is 豆制品
     if name in ("object", "item"):
         value = _thing(value)
     elif name == "value" and spec.effect == "set":
@@ -806,8 +837,13 @@ def _settling(text: str, message: str) -> bool:
 
 def _handing(text: str, message: str) -> bool:
     """Whether a clause says something is handed over to the buddy now (:data:`_HANDED`),
-    done and put off by nothing (not 「周末给你」「中秋寄你」)."""
-    return bool(_HANDED.search(text)) and _done(text, message) and not _PUT_OFF.search(text)
+    done — or a bare 给你 (:data:`_GIVEN_HERE`) — and put off by nothing (not 「周末给你」
+    「中秋寄你」「发了工资就给你」)."""
+    return (
+        bool(_HANDED.search(text))
+        and (_done(text, message) or bool(_GIVEN_HERE.fullmatch(text)))
+        and not _PUT_OFF.search(text)
+    )
 
 
 def _owed(spec: RelationSpec, fact: Fact) -> bool:
@@ -935,7 +971,7 @@ def _clause_facts(
         several = [slots] if pattern.amends else _each(spec, match, slots, pattern.negative)
         if len(several) == 1 and not pattern.amends:
             several = _joined(spec, match, text, several[0], message)
-        if _doubtful(spec, match, text, len(several) > 1):
+        if _doubtful(spec, match, text, len(several) > 1) or _both_later(spec, several, message):
             dropped.append(f"pattern {spec.name}: a doubtful value, left to the model")
             if doubted is not None:
                 doubted.extend(several)
@@ -1065,11 +1101,13 @@ def _doubtful(spec: RelationSpec, match: Any, text: str, split: bool) -> bool:
                 or _FUNCTION_ONLY.fullmatch(each)
                 or _VERB_ONLY.fullmatch(each)
                 or _time_tail(text, start)
-                or (name == "item" and _NO_ITEM.search(each))
+                or (name == "item" and (_NO_ITEM.search(each) or _ADVISED.fullmatch(each)))
                 or (name in spec.key and (_served(each, text) or _singles(each)))
                 # 「别跟我说话 讨厌鬼」: a name-calling, a person — no taste; 「娃他爸不吃辣我爱吃」
                 # two things
                 or (_liked(spec, name) and (_PERSON.search(each) or _STANCE_INSIDE.search(each)))
+                # 「爱嗑瓜子」「傍晚散步」「唱歌跳舞」: more than the thing
+                or (_liked(spec, name) and _more_than_the_thing(spec, name, each))
             ):
                 return True
         if not split and len(value) >= 4 and _several(value, text):
@@ -1078,6 +1116,30 @@ def _doubtful(spec: RelationSpec, match: Any, text: str, split: bool) -> bool:
         if not split and len(value) >= 3 and _several(value + "的", text):
             return True
     return False
+
+
+def _both_later(spec: RelationSpec, several: list[dict[str, Any]], message: str) -> bool:
+    """Whether one liked thing that is two things joined (:data:`_JOINED_VALUE`) was kept whole
+    while a later clause says both (都: 「我超爱猫和兔子 毛茸茸的都爱」): two things, which the
+    clause did not split — doubtful."""
+    if len(several) != 1 or not any(_liked(spec, name) for name in several[0]):
+        return False
+    value = several[0].get("object")
+    if not isinstance(value, str) or not _JOINED_VALUE.fullmatch(value):
+        return False
+    at = message.find(value)
+    return at >= 0 and "都" in message[at + len(value) :]
+
+
+def _more_than_the_thing(spec: RelationSpec, name: str, said: str) -> bool:
+    """Whether a liked thing ``said`` is more than the thing: once typed, a verb of handling,
+    a bit, a time of day or a place before it (:data:`_MORE_THAN_THING`: 「嗑瓜子」「傍晚散步」
+    「在家看书」), two activities run together as said (:data:`_RUN_TOGETHER`: 「唱歌跳舞」), or a
+    nickname in slang (:data:`_NICKNAMED`: 「肥宅快乐水」)."""
+    typed = _typed(spec, name, said, False)
+    return bool(
+        _MORE_THAN_THING.match(typed) or _RUN_TOGETHER.fullmatch(said) or _NICKNAMED.search(said)
+    )
 
 
 def _served(value: str, text: str) -> bool:
