@@ -165,7 +165,7 @@ TUNED = (
 )
 #: The held-out set: written blind after the patterns' last change, and not tuned against —
 #: docs/companion.md shows its first reading. None while the next one is being written.
-BLIND: Path | None = None
+BLIND: Path | None = CORPUS / "blind23.yaml"
 ALL = (DEV, *TUNED, *((BLIND,) if BLIND is not None else ()))
 COMPANION_MD = (REPO / "docs" / "companion.md").read_text(encoding="utf-8")
 #: What a hard negative may be labelled as.
@@ -292,6 +292,8 @@ FLOORS = {
     HELD_OUT_20.name: {"relations": (0.99, 0.61), "appraisal": (0.99, 0.72)},
     HELD_OUT_21.name: {"relations": (0.99, 0.72), "appraisal": (0.99, 0.84)},
     HELD_OUT_22.name: {"relations": (0.99, 0.68), "appraisal": (0.99, 0.84)},
+    # the held-out set: its first reading (0.981/0.70, appraisal 0.98/0.78), less a margin
+    "blind23.yaml": {"relations": (0.97, 0.69), "appraisal": (0.97, 0.77)},
 }
 #: The R2/R3 facts a held-out set's first reading kept from its hard negatives, by file:
 #: listed so that a new one fails here and a fixed one is struck off (blind5.yaml's two
